@@ -1,0 +1,26 @@
+// Two projects: `integration` talks to the sandbox API on loopback through n8n-core's real
+// execution code; `e2e` drives a real n8n process with the packed package installed.
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.check.json', isolatedModules: true, diagnostics: false }];
+
+/** @type {import('jest').Config} */
+module.exports = {
+	reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+	projects: [
+		{
+			displayName: 'integration',
+			testEnvironment: 'node',
+			transform: { '^.+\\.ts$': tsJest },
+			testMatch: ['<rootDir>/test/**/*.test.ts'],
+			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+			testTimeout: 60_000,
+		},
+		{
+			displayName: 'e2e',
+			testEnvironment: 'node',
+			transform: { '^.+\\.ts$': tsJest },
+			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
+			testTimeout: 900_000,
+			maxWorkers: 1,
+		},
+	],
+};
