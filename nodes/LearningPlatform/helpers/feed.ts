@@ -52,6 +52,8 @@ export interface FeedWalkResult {
 	/** a rejected cursor was restarted from the last known-good lastupdated */
 	cursorRejected: boolean;
 	restartedFrom?: string;
+	/** the last page said nothing lies beyond it (false when maxRecords stopped the walk first) */
+	reachedEnd: boolean;
 }
 
 export const FEED_MAX_PAGE_SIZE = 500;
@@ -101,9 +103,10 @@ export async function walkFeed(
 	let requests = 0;
 	let cursorRejected = false;
 	let restartedFrom: string | undefined;
+	let reachedEnd = false;
 
 	if (maxRecords === 0) {
-		return { records: [], nextCursor, newestLastUpdated, requests, cursorRejected };
+		return { records: [], nextCursor, newestLastUpdated, requests, cursorRejected, reachedEnd };
 	}
 
 	for (;;) {
@@ -166,7 +169,10 @@ export async function walkFeed(
 
 		const pageCursor = page?.next_cursor ?? null;
 		if (pageCursor) nextCursor = pageCursor;
-		if (!pageCursor) break;
+		if (!pageCursor) {
+			reachedEnd = true;
+			break;
+		}
 		if (maxRecords !== undefined && unique.size >= maxRecords) break;
 		// a page without records but with a cursor would loop forever on a misbehaving server
 		if (records.length === 0 && pageCursor === cursor) break;
@@ -179,6 +185,7 @@ export async function walkFeed(
 		newestLastUpdated,
 		requests,
 		cursorRejected,
+		reachedEnd,
 		...(restartedFrom !== undefined ? { restartedFrom } : {}),
 	};
 }

@@ -1,0 +1,78 @@
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { runPerItem } from '../../helpers/execute';
+import { requiredId } from '../../helpers/parameters';
+import { apiRequest } from '../../transport';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Username',
+		name: 'username',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. jane.doe',
+		description: 'Login name of the learner who gets the bookmark',
+	},
+	{
+		displayName: 'Content ID',
+		name: 'contentId',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. 87',
+		description: 'Numeric ID of the content to bookmark. Find IDs with Report → Get Content.',
+	},
+	{
+		displayName: 'Content Type',
+		name: 'contentType',
+		type: 'options',
+		options: [
+			{ name: 'Course', value: 'course' },
+			{ name: 'Live Learning', value: 'live learning' },
+		],
+		default: 'course',
+		required: true,
+		description:
+			'Type of the content. Other types the platform accepts can be given with an expression.',
+	},
+];
+
+const displayOptions = { show: { resource: ['bookmark'], operation: ['create'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	// One request per item; the transport paces them under the shared rate limit.
+	return await runPerItem.call(this, async function (itemIndex) {
+		const username = String(this.getNodeParameter('username', itemIndex, '')).trim();
+		if (username === '') {
+			throw new NodeOperationError(this.getNode(), '"Username" is required', { itemIndex });
+		}
+		const contentId = requiredId.call(this, 'contentId', 'Content ID', itemIndex);
+		const contentType = String(this.getNodeParameter('contentType', itemIndex, '')).trim();
+		if (contentType === '') {
+			throw new NodeOperationError(this.getNode(), '"Content Type" is required', { itemIndex });
+		}
+		const response = (await apiRequest.call(this, 'POST', 'bookmark', '', {
+			body: { username, contentId, contentType },
+			itemIndex,
+		})) as IDataObject;
+		if (response?.success === false) {
+			throw new NodeApiError(this.getNode(), response as JsonObject, {
+				message: `The bookmark for "${username}" on content ${contentId} was not created`,
+				itemIndex,
+			});
+		}
+		// `{success, bookmark}`: the bookmark itself is what a workflow continues with
+		const bookmark = response?.bookmark;
+		return bookmark && typeof bookmark === 'object' ? (bookmark as IDataObject) : response;
+	});
+}

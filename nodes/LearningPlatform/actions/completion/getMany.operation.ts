@@ -1,0 +1,198 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { runPerItem } from '../../helpers/execute';
+import type { FeedFilters } from '../../helpers/feed';
+import { toFeedTimestamp, walkFeed } from '../../helpers/feed';
+import { optionalId } from '../../helpers/parameters';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether to read the feed to its end (500 records per request) or stop after Limit records',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		displayOptions: { show: { returnAll: [false] } },
+		description: 'Max number of results to return',
+	},
+	{
+		displayName: 'Updated Since',
+		name: 'updatedSince',
+		type: 'dateTime',
+		default: '',
+		description:
+			'Only records changed at or after this time. Accepts a date picker value (read in the workflow time zone), ISO 8601 with or without offset, {{ $now.minus({days: 1}) }} or a Unix timestamp; sent to the API in UTC. Leave empty to start at the beginning of the feed (or at the cursor).',
+	},
+	{
+		displayName: 'Start From Cursor',
+		name: 'cursor',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.syncState.next_cursor }}',
+		description:
+			'Continue from a cursor of an earlier run ("next_cursor" of the Sync State item). If the API rejects it, the node restarts from "Updated Since" and shows a warning; with no Updated Since it fails rather than re-reading everything.',
+	},
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		description: 'Sent unchanged on every page: the cursor does not remember them, so keep them the same between runs',
+		options: [
+			{
+				displayName: 'Content ID',
+				name: 'contentId',
+				type: 'string',
+				default: '',
+				description: 'Only records of this content (numeric ID)',
+			},
+			{
+				displayName: 'Content Type',
+				name: 'contentType',
+				type: 'options',
+				options: [
+					{ name: 'Course', value: 'course' },
+					{ name: 'Live Learning', value: 'live learning' },
+					{ name: 'Resource', value: 'resource' },
+					{ name: 'Video', value: 'video' },
+				],
+				default: 'course',
+				description: 'Only records of this content type',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Include Custom Content Fields',
+				name: 'contentFields',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to add custom course fields as a "contentdata" object',
+			},
+			{
+				displayName: 'Include Custom User Fields',
+				name: 'userFields',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to add custom user fields as a "userdata" object',
+			},
+			{
+				displayName: 'Include Enrolments',
+				name: 'includeEnrolments',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether course records also include enrolled and in-progress learners (Live Learning needs "Include Not Completed")',
+			},
+			{
+				displayName: 'Include Not Completed',
+				name: 'showNotCompleted',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to include records not completed yet (enrolled or in progress)',
+			},
+			{
+				displayName: 'Include Suspended Users',
+				name: 'showSuspended',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to include records of suspended learners',
+			},
+			{
+				displayName: 'Output Sync State',
+				name: 'outputSyncState',
+				type: 'boolean',
+				default: false,
+				description:
+					'Whether to add one last item {syncState: {next_cursor, newest_lastupdated, ...}} after the records, so a scheduled workflow can store it and continue next time with "Start From Cursor" (or "Updated Since" = newest_lastupdated)',
+			},
+		],
+	},
+];
+
+const displayOptions = { show: { resource: ['completion'], operation: ['getMany'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await runPerItem.call(this, async function (itemIndex) {
+		const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+		const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+		const rawUpdatedSince = this.getNodeParameter('updatedSince', itemIndex, '') as unknown;
+		const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
+		const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+
+		const updatedSince =
+			rawUpdatedSince === '' || rawUpdatedSince === null || rawUpdatedSince === undefined
+				? undefined
+				: toFeedTimestamp(rawUpdatedSince, 'Updated Since', {
+						node: this.getNode(),
+						itemIndex,
+						timezone: this.getTimezone(),
+					});
+
+		const filters: FeedFilters = {
+			contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
+			contentType: (filterValues.contentType as string) || undefined,
+			showSuspended: options.showSuspended === true,
+			includeEnrolments: options.includeEnrolments === true,
+			showNotCompleted: options.showNotCompleted === true,
+			userFields: options.userFields === true,
+			contentFields: options.contentFields === true,
+		};
+
+		const result = await walkFeed.call(this, {
+			filters,
+			cursor: cursor || undefined,
+			updatedSince,
+			maxRecords: limit,
+			itemIndex,
+		});
+
+		if (result.cursorRejected) {
+			this.addExecutionHints({
+				type: 'warning',
+				location: 'outputPane',
+				message: `The API rejected the cursor from "Start From Cursor", so the feed was read again from ${result.restartedFrom} (the last known-good time). Records from that time on may repeat; upsert on "completionid".`,
+			});
+		}
+
+		// The sync state is a trailing item rather than a second output: one output keeps the
+		// node simple to wire and works unchanged when an AI agent calls it as a tool; the item
+		// has a single `syncState` key so it is easy to tell apart (or read with `.last()`).
+		if (options.outputSyncState === true) {
+			return [
+				...result.records,
+				{
+					syncState: {
+						next_cursor: result.nextCursor,
+						newest_lastupdated: result.newestLastUpdated ?? updatedSince ?? null,
+						reached_end: result.reachedEnd,
+						records: result.records.length,
+						requests: result.requests,
+						cursor_rejected: result.cursorRejected,
+						...(result.restartedFrom !== undefined ? { restarted_from: result.restartedFrom } : {}),
+					},
+				},
+			];
+		}
+		return result.records;
+	});
+}

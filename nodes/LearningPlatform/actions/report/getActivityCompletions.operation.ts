@@ -1,0 +1,115 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { runPerItem } from '../../helpers/execute';
+import { optionalId } from '../../helpers/parameters';
+import { enabledFlags, readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'User ID or Content ID is required (at least one of the two)',
+		name: 'requiredFilterNotice',
+		type: 'notice',
+		default: '',
+	},
+	{
+		displayName: 'User ID',
+		name: 'userId',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. 1042',
+		description:
+			'Numeric ID of the learner whose activity completions to return. Required unless Content ID is set.',
+	},
+	{
+		displayName: 'Content ID',
+		name: 'contentId',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. 87',
+		description:
+			'Numeric ID of the content (course or Live Learning) whose activity completions to return. Required unless User ID is set. Find IDs with the "Get Content" operation.',
+	},
+	{
+		displayName: 'Filters',
+		name: 'filters',
+		type: 'collection',
+		placeholder: 'Add Filter',
+		default: {},
+		options: [
+			{
+				displayName: 'Activity ID',
+				name: 'activityId',
+				type: 'string',
+				default: '',
+				description: 'Only completions of this activity (numeric ID)',
+			},
+			{
+				displayName: 'Content Type',
+				name: 'contentType',
+				type: 'options',
+				options: [
+					{ name: 'Course', value: 'Course' },
+					{ name: 'Live Learning', value: 'Live Learning' },
+				],
+				default: 'Course',
+				description: 'Only completions within content of this type',
+			},
+		],
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [
+			{
+				displayName: 'Include Custom User Fields',
+				name: 'userFields',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to add each learner\'s custom user fields as a "userdata" object',
+			},
+			{
+				displayName: 'Include Suspended Users',
+				name: 'showSuspended',
+				type: 'boolean',
+				default: false,
+				description: 'Whether to include learners whose accounts are suspended',
+			},
+			...waitOptions,
+		],
+	},
+];
+
+const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await runPerItem.call(this, async function (itemIndex) {
+		const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
+		const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
+		// The server would answer "Failed" only after a request; say it before spending one.
+		if (userId === undefined && contentId === undefined) {
+			throw new NodeOperationError(this.getNode(), 'User ID or Content ID is required', {
+				itemIndex,
+				description:
+					'Activity completions are read per learner or per content: set "User ID", "Content ID", or both.',
+			});
+		}
+		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		const activityId = optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex);
+
+		const qs: IDataObject = {
+			...(userId !== undefined ? { userId } : {}),
+			...(contentId !== undefined ? { contentId } : {}),
+			...(activityId !== undefined ? { activityId } : {}),
+			...(filters.contentType ? { contentType: filters.contentType } : {}),
+			...enabledFlags(options, ['showSuspended', 'userFields']),
+		};
+		return await runReport.call(this, 'activitycompletions', qs, readWaitOptions(options), itemIndex);
+	});
+}

@@ -1,0 +1,54 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
+
+import { runPerItem } from '../../helpers/execute';
+import { requiredId } from '../../helpers/parameters';
+import type { ReportType } from '../../helpers/reports';
+import { pollReport, readWaitOptions, waitOptions } from '../../helpers/reports';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Report Type',
+		name: 'reportType',
+		type: 'options',
+		options: [
+			{ name: 'Activity Completions', value: 'activitycompletions' },
+			{ name: 'Attendance', value: 'attendance' },
+			{ name: 'Content', value: 'content' },
+		],
+		default: 'activitycompletions',
+		required: true,
+		description: 'The kind of report the request ID belongs to',
+	},
+	{
+		displayName: 'Request ID',
+		name: 'requestId',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. 5521',
+		description:
+			'The "requestid" returned by an earlier report operation (with "Wait for Result" off, or named in a timeout error)',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [...waitOptions],
+	},
+];
+
+const displayOptions = { show: { resource: ['report'], operation: ['getResult'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await runPerItem.call(this, async function (itemIndex) {
+		const reportType = this.getNodeParameter('reportType', itemIndex) as ReportType;
+		const requestId = requiredId.call(this, 'requestId', 'Request ID', itemIndex);
+		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		return await pollReport.call(this, reportType, undefined, requestId, readWaitOptions(options), itemIndex);
+	});
+}

@@ -1,0 +1,58 @@
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+
+import { runPerItem } from '../../helpers/execute';
+import { explainWebhook422, subscriptionBody, subscriptionOptionFields } from '../../helpers/webhooks';
+import { apiRequest } from '../../transport';
+
+const properties: INodeProperties[] = [
+	{
+		displayName: 'Event Name or ID',
+		name: 'event',
+		type: 'options',
+		typeOptions: { loadOptionsMethod: 'getEvents' },
+		default: '',
+		required: true,
+		description:
+			'Event to subscribe to, or a wildcard (* for all, Events\\Courses\\* for a category). Choose from the list, or specify an event name using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+	},
+	{
+		displayName: 'URL',
+		name: 'url',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'https://example.com/webhooks/lms',
+		description: 'HTTPS address that receives the deliveries (http:// is refused)',
+	},
+	{
+		displayName: 'Additional Fields',
+		name: 'additionalFields',
+		type: 'collection',
+		placeholder: 'Add Field',
+		default: {},
+		options: subscriptionOptionFields,
+	},
+];
+
+const displayOptions = { show: { resource: ['webhook'], operation: ['create'] } };
+
+export const description = updateDisplayOptions(displayOptions, properties);
+
+export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	return await runPerItem.call(this, async function (itemIndex) {
+		const event = String(this.getNodeParameter('event', itemIndex, '') ?? '').trim();
+		if (event === '') {
+			throw new NodeOperationError(this.getNode(), '"Event" is required', { itemIndex });
+		}
+		const url = this.getNodeParameter('url', itemIndex, '') as string;
+		const additionalFields = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+		const body = subscriptionBody.call(this, { ...additionalFields, event, url }, itemIndex);
+		try {
+			// create returns the secrets unmasked: the user just set them, so they stay in the output
+			return (await apiRequest.call(this, 'POST', 'webhook', '', { body, itemIndex })) as IDataObject;
+		} catch (error) {
+			throw explainWebhook422.call(this, error, 'create the webhook subscription', itemIndex);
+		}
+	});
+}

@@ -1,0 +1,157 @@
+import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+
+import { apiRequest, failedStatusMessage } from '../transport';
+
+/**
+ * The asynchronous report reads (activity completions, attendance, content): submit a
+ * request, then poll it by `requestid` until `Complete`. Every poll is a normal request, so
+ * it goes through the transport's shared rate-limit pacing like any other.
+ */
+
+export type ReportType = 'activitycompletions' | 'attendance' | 'content';
+
+export const REPORT_LABELS: Record<ReportType, string> = {
+	activitycompletions: 'Activity Completions',
+	attendance: 'Attendance',
+	content: 'Content',
+};
+
+/** Back-off between polls: first soon (most reports are quick), then growing, capped. */
+export const POLL_FIRST_DELAY_MS = 750;
+export const POLL_GROWTH = 1.6;
+export const POLL_MAX_DELAY_MS = 10_000;
+export const DEFAULT_TIMEOUT_SECONDS = 300;
+
+export interface ReportEnvelope {
+	status?: string;
+	requestid?: number | string;
+	data?: IDataObject[];
+	errors?: IDataObject;
+}
+
+export interface WaitOptions {
+	waitForResult: boolean;
+	timeoutSeconds: number;
+}
+
+/** The "Wait for Result" and "Timeout" options, shared by the four report operations. */
+export const waitOptions: INodeProperties[] = [
+	{
+		displayName: 'Wait for Result',
+		name: 'waitForResult',
+		type: 'boolean',
+		default: true,
+		description:
+			'Whether to wait until the report is ready and output its records. When off, the node outputs {requestid, status} at once; fetch the records later with the "Get Result" operation.',
+	},
+	{
+		displayName: 'Timeout (Seconds)',
+		name: 'timeout',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: DEFAULT_TIMEOUT_SECONDS,
+		description:
+			'How long to wait for the report before failing. The error names the request ID so the result can still be fetched later with "Get Result".',
+	},
+];
+
+export function readWaitOptions(options: IDataObject): WaitOptions {
+	const timeout = Number(options.timeout ?? DEFAULT_TIMEOUT_SECONDS);
+	return {
+		waitForResult: options.waitForResult !== false,
+		timeoutSeconds: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_SECONDS,
+	};
+}
+
+async function requestReport(
+	this: IExecuteFunctions,
+	reportType: ReportType,
+	qs: IDataObject,
+	itemIndex: number,
+): Promise<ReportEnvelope> {
+	const envelope = (await apiRequest.call(this, 'GET', 'report', `/${reportType}`, {
+		qs,
+		itemIndex,
+		returnFailed: true,
+	})) as ReportEnvelope;
+	if (envelope?.status === 'Failed') {
+		const requestPart = envelope.requestid !== undefined ? ` (request ID ${envelope.requestid})` : '';
+		throw new NodeApiError(this.getNode(), envelope as unknown as JsonObject, {
+			message: `The ${REPORT_LABELS[reportType]} report failed${requestPart}: ${failedStatusMessage(
+				envelope.errors ?? {},
+			)}`,
+			itemIndex,
+		});
+	}
+	return envelope;
+}
+
+/**
+ * Polls `requestid` until `Complete` (or once, when not waiting). Returns the records, or
+ * `{requestid, status}` when the caller does not wait and the report is not ready.
+ */
+export async function pollReport(
+	this: IExecuteFunctions,
+	reportType: ReportType,
+	first: ReportEnvelope | undefined,
+	requestId: number,
+	wait: WaitOptions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	let envelope = first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
+	const deadline = Date.now() + wait.timeoutSeconds * 1000;
+	let delay = POLL_FIRST_DELAY_MS;
+
+	while (envelope.status !== 'Complete') {
+		if (!wait.waitForResult) return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
+		const remaining = deadline - Date.now();
+		if (remaining <= 0) {
+			throw new NodeOperationError(
+				this.getNode(),
+				`The ${REPORT_LABELS[reportType]} report (request ID ${requestId}) was not ready within ${wait.timeoutSeconds} seconds`,
+				{
+					itemIndex,
+					description: `The request is still processing on the server. Fetch it later with Resource "Report", Operation "Get Result", Report Type "${REPORT_LABELS[reportType]}" and Request ID ${requestId}, or raise the "Timeout (Seconds)" option.`,
+				},
+			);
+		}
+		if (this.getExecutionCancelSignal()?.aborted) {
+			throw new NodeOperationError(this.getNode(), `Execution cancelled while waiting for request ID ${requestId}`, {
+				itemIndex,
+			});
+		}
+		await sleep(Math.min(delay, remaining));
+		delay = Math.min(delay * POLL_GROWTH, POLL_MAX_DELAY_MS);
+		envelope = await requestReport.call(this, reportType, { requestid: requestId }, itemIndex);
+	}
+
+	return Array.isArray(envelope.data) ? envelope.data : [];
+}
+
+/** Submits a new report request and (by default) waits for its records. */
+export async function runReport(
+	this: IExecuteFunctions,
+	reportType: ReportType,
+	filters: IDataObject,
+	wait: WaitOptions,
+	itemIndex: number,
+): Promise<IDataObject[]> {
+	const submitted = await requestReport.call(this, reportType, filters, itemIndex);
+	if (submitted.status === 'Complete') return Array.isArray(submitted.data) ? submitted.data : [];
+	const requestId = Number(submitted.requestid);
+	if (!Number.isFinite(requestId)) {
+		throw new NodeApiError(this.getNode(), submitted as unknown as JsonObject, {
+			message: `The ${REPORT_LABELS[reportType]} report was accepted without a request ID (status "${submitted.status}")`,
+			itemIndex,
+		});
+	}
+	return await pollReport.call(this, reportType, submitted, requestId, wait, itemIndex);
+}
+
+/** Query flags sent as `true` only when enabled. */
+export function enabledFlags(options: IDataObject, names: string[]): IDataObject {
+	const flags: IDataObject = {};
+	for (const name of names) if (options[name] === true) flags[name] = true;
+	return flags;
+}
