@@ -1,0 +1,190 @@
+/** Typed HTTP client of the sandbox control API (`/__sandbox/...`). */
+import { Agent, request } from 'undici';
+import type { FaultSpec } from './faults';
+import type { SandboxConfig } from './store';
+import type { DeliveryAttempt, RequestLogEntry } from './types';
+
+export type { DeliveryAttempt, RequestLogEntry } from './types';
+
+export interface TokenGrant {
+	username: string;
+	tenancy_id: string;
+	base_url: string;
+	refresh_token: string;
+}
+export interface AuthState {
+	username: string;
+	refresh_token: string;
+	api_key: string | null;
+	api_key_expires_at: string | null;
+	exchanges: number;
+	failed_exchanges: number;
+}
+export interface Stats {
+	requests: number;
+	exchanges: number;
+	failed_exchanges: number;
+	rate_limited: number;
+	by_status: Record<string, number>;
+}
+/** A completion record in its feed wire shape. */
+export type CompletionRecord = Record<string, unknown> & { completionid: number; userid: number; contentid: number; lastupdated: string; completionstatus: string };
+export interface SubscriptionState {
+	id: number;
+	username: string;
+	event: string;
+	url: string;
+	content_type_header: string;
+	is_enabled: boolean;
+	auth_type: string | null;
+	signing_key: string | null;
+	auth_token: string | null;
+	created_at: string;
+	updated_at: string;
+	deleted_at: string | null;
+}
+export interface DemoSummary {
+	tenancy_id: string;
+	users: { id: number; username: string; suspended: boolean; deleted: boolean }[];
+	content: { id: number; fullname: string; contenttype: string; deleted: boolean; activities: number[]; sessions: number[] }[];
+	completions: number;
+}
+
+export class SandboxControlError extends Error {
+	constructor(
+		readonly status: number,
+		readonly body: unknown,
+		what: string,
+	) {
+		super(`sandbox control ${what} failed with ${status}: ${JSON.stringify(body)}`);
+	}
+}
+
+export class SandboxClient {
+	readonly baseUrl: string;
+	private readonly agent = new Agent({ keepAliveTimeout: 1000 });
+
+	constructor(baseUrl: string) {
+		this.baseUrl = baseUrl.replace(/\/+$/, '');
+	}
+
+	private async call<T>(method: string, path: string, body?: unknown, query?: Record<string, string | number | undefined>): Promise<T> {
+		const qs = query
+			? new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]): [string, string] => [k, String(v)])).toString()
+			: '';
+		const res = await request(`${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`, {
+			method: method as 'GET',
+			headers: body === undefined ? {} : { 'content-type': 'application/json' },
+			body: body === undefined ? undefined : JSON.stringify(body),
+			dispatcher: this.agent,
+		});
+		const text = await res.body.text();
+		const parsed = text ? (JSON.parse(text) as unknown) : undefined;
+		if (res.statusCode >= 400) throw new SandboxControlError(res.statusCode, parsed, `${method} ${path}`);
+		return parsed as T;
+	}
+
+	/** Issues a fresh refresh token for an API user (created when new); kills its previous token and API key. */
+	issueRefreshToken(username?: string) {
+		return this.call<TokenGrant>('POST', '/refresh-tokens', username === undefined ? {} : { username });
+	}
+	/** Live (unmasked) credentials and exchange counters of an API user. */
+	auth(username: string) {
+		return this.call<AuthState>('GET', `/auth/${encodeURIComponent(username)}`);
+	}
+	/** Makes the current API key expired without rotating the refresh token. */
+	expireApiKey(username: string) {
+		return this.call<{ username: string; api_key_expires_at: string }>('POST', `/auth/${encodeURIComponent(username)}/expire-api-key`);
+	}
+	requests(filter: { username?: string; path?: string } = {}) {
+		return this.call<RequestLogEntry[]>('GET', '/requests', undefined, filter);
+	}
+	clearRequests() {
+		return this.call<{ cleared: number }>('DELETE', '/requests');
+	}
+	stats() {
+		return this.call<Stats>('GET', '/stats');
+	}
+	getConfig() {
+		return this.call<SandboxConfig>('GET', '/config');
+	}
+	setConfig(patch: Partial<SandboxConfig>) {
+		return this.call<SandboxConfig>('PATCH', '/config', patch);
+	}
+	/** Replaces the active fault rules (one or several). */
+	setFaults(faults: FaultSpec | FaultSpec[]) {
+		return this.call<{ faults: FaultSpec[] }>('PUT', '/faults', faults);
+	}
+	getFaults() {
+		return this.call<{ faults: FaultSpec[] }>('GET', '/faults');
+	}
+	clearFaults() {
+		return this.call<{ faults: [] }>('DELETE', '/faults');
+	}
+	simulateCompletion(input: { userId?: number; contentId?: number; completionstatus?: string } = {}) {
+		return this.call<{ completion: CompletionRecord }>('POST', '/simulate/completion', input);
+	}
+	simulateRecordChange(completionId: number) {
+		return this.call<{ completion: CompletionRecord }>('POST', '/simulate/record-change', { completionId });
+	}
+	simulateReEnrolment(completionId: number) {
+		return this.call<{ archived: CompletionRecord; created: CompletionRecord }>('POST', '/simulate/re-enrolment', { completionId });
+	}
+	simulateUserDeletion(userId: number) {
+		return this.call<{ removed: number[] }>('POST', '/simulate/user-deletion', { userId });
+	}
+	simulateContentDeletion(contentId: number) {
+		return this.call<{ removed: number[] }>('POST', '/simulate/content-deletion', { contentId });
+	}
+	simulateAccountMerge(fromUserId: number, toUserId: number) {
+		return this.call<{ retired: number[]; created: CompletionRecord[] }>('POST', '/simulate/account-merge', { fromUserId, toUserId });
+	}
+	/** Dispatches any concrete event with the given payload to the matching subscriptions. */
+	simulateEvent(event: string, payload: unknown = {}) {
+		return this.call<{ event: string; deliveries: number }>('POST', '/simulate/event', { event, payload });
+	}
+	/** Every outgoing delivery attempt (newest last). */
+	deliveries(filter: { subscriptionId?: number; username?: string } = {}) {
+		return this.call<DeliveryAttempt[]>('GET', '/deliveries', undefined, filter);
+	}
+	pendingDeliveries() {
+		return this.call<{ pending: number }>('GET', '/deliveries/pending');
+	}
+	/** Polls until at least `count` attempts match the filter (default timeout 5 s). */
+	async waitForDeliveries(filter: { subscriptionId?: number; username?: string }, count = 1, timeoutMs = 5000): Promise<DeliveryAttempt[]> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const d = await this.deliveries(filter);
+			if (d.length >= count) return d;
+			if (Date.now() > deadline) throw new Error(`expected ${count} deliveries for ${JSON.stringify(filter)}, saw ${d.length}`);
+			await new Promise((r) => setTimeout(r, 25));
+		}
+	}
+	/** All subscriptions, soft-deleted ones included, secrets unmasked. */
+	subscriptions(username?: string) {
+		return this.call<SubscriptionState[]>('GET', '/subscriptions', undefined, { username });
+	}
+	generateFeed(count: number, contentType?: string) {
+		return this.call<{ total: number }>('POST', '/feed/generate', contentType === undefined ? { count } : { count, contentType });
+	}
+	getClock() {
+		return this.call<{ now: number; iso: string }>('GET', '/clock');
+	}
+	advanceClock(advanceMs: number) {
+		return this.call<{ now: number; iso: string }>('POST', '/clock', { advanceMs });
+	}
+	/** Back to the seeded demo state (new tokens, no subscriptions, no faults, initial config). */
+	reset() {
+		return this.call<TokenGrant>('POST', '/reset');
+	}
+	/** Ids of the demo learners and content (to pick test subjects). */
+	demo() {
+		return this.call<DemoSummary>('GET', '/demo');
+	}
+	completion(completionId: number) {
+		return this.call<{ completion: CompletionRecord }>('GET', `/completions/${completionId}`);
+	}
+	async close() {
+		await this.agent.close();
+	}
+}

@@ -1,0 +1,218 @@
+/**
+ * Outgoing webhook deliveries (spec §Events, delivery rules), sent with undici.
+ *
+ * - An HTTP POST to the subscription url, always `content-type: application/json` (whatever
+ *   `content_type_header` says), body `{event, payload, now, delivery_id, api_version: "2.0"}`
+ *   (`delivery_id` '' for normal deliveries).
+ * - `x-signature`: lowercase hex HMAC-SHA256 of the exact body bytes, keyed with `signing_key`,
+ *   when one is set; `authorization: Bearer <auth_token>` when one is set; `auth_type` is ignored.
+ * - A disabled or deleted subscription receives nothing (checked before every attempt).
+ * - Every attempt is recorded: in the delivery's log entry (spec op 13: `tries` counts the
+ *   attempts, the other fields describe the latest) and as a row of /__sandbox/deliveries.
+ * - Non-2xx, network error or time-out -> retried after `deliveryBackoffMs` doubling each time,
+ *   up to `deliveryMaxAttempts` attempts in all; each attempt times out after `deliveryTimeoutMs`.
+ *   Retries re-send exactly the same bytes.
+ * - https URLs are verified against the system roots plus `trustedCaPem`.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import { rootCertificates } from 'node:tls';
+import { Agent, request } from 'undici';
+import type { Sandbox } from './http';
+import type { DeliveryLog, Subscription } from './types';
+import { eventMatches } from './events';
+import { isoZ, unixSeconds } from './util';
+
+export const USER_AGENT = 'LearningPlatform-Webhooks/2.0 (sandbox)';
+const MAX_RESPONSE_CHARS = 2000;
+
+export const sign = (key: string, body: string) => createHmac('sha256', key).update(body, 'utf8').digest('hex');
+
+interface SendResult {
+	status_code: number | null;
+	response: string;
+	error: string | null;
+	response_time_ms: number;
+}
+
+export class Deliveries {
+	private readonly agent: Agent;
+	private readonly timers = new Set<NodeJS.Timeout>();
+	private readonly inflight = new Set<AbortController>();
+	private closed = false;
+
+	constructor(
+		private readonly sb: () => Sandbox,
+		trustedCaPem: string[],
+	) {
+		this.agent = new Agent({
+			connect: trustedCaPem.length ? { ca: [...rootCertificates, ...trustedCaPem] } : {},
+			keepAliveTimeout: 1000,
+		});
+	}
+
+	/** number of attempts scheduled or in flight */
+	get pending(): number {
+		return this.timers.size + this.inflight.size;
+	}
+
+	body(event: string, payload: unknown, deliveryId: string): string {
+		return JSON.stringify({ event, payload, now: unixSeconds(this.sb().store.now()), delivery_id: deliveryId, api_version: '2.0' });
+	}
+
+	/** An event happened: each enabled, not deleted subscription whose event or wildcard matches gets a delivery. */
+	dispatch(event: string, payload: unknown, completionId: number | null = null): number {
+		const { store } = this.sb();
+		let n = 0;
+		for (const sub of store.subscriptions.values()) {
+			if (sub.deleted_at !== null || !sub.is_enabled || !eventMatches(sub.event, event)) continue;
+			const now = store.now();
+			const log: DeliveryLog = {
+				id: store.next('logId'),
+				subscriptionId: sub.id,
+				event_type: event,
+				delivery_id: '',
+				success: false,
+				tries: 0,
+				status_code: null,
+				response: '',
+				response_time_ms: null,
+				redispatched: false,
+				created_at: now,
+				updated_at: now,
+				payload,
+				completionId,
+			};
+			store.logs.set(log.id, log);
+			this.schedule(sub, log, this.body(event, payload, ''), 1, 0);
+			n++;
+		}
+		store.dirty();
+		return n;
+	}
+
+	/** Manual redispatch of a logged delivery: same event and payload, a fresh `now` and a non-empty `delivery_id`. */
+	redispatch(sub: Subscription, log: DeliveryLog) {
+		log.redispatched = true;
+		log.delivery_id = randomUUID();
+		log.updated_at = this.sb().store.now();
+		this.schedule(sub, log, this.body(log.event_type, log.payload, log.delivery_id), 1, 0);
+	}
+
+	/** Relay with url: one attempt to an arbitrary URL, never to stored subscriptions. */
+	async relay(url: string, event: string, body: string): Promise<SendResult> {
+		const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+		const res = await this.send(url, headers, body);
+		this.record(null, null, null, url, event, JSON.parse(body).delivery_id, body, headers, 1, res);
+		return res;
+	}
+
+	private schedule(sub: Subscription, log: DeliveryLog, body: string, attempt: number, delayMs: number) {
+		if (this.closed) return;
+		const t = setTimeout(() => {
+			this.timers.delete(t);
+			void this.attempt(sub.id, log, body, attempt);
+		}, delayMs);
+		this.timers.add(t);
+	}
+
+	private async attempt(subId: number, log: DeliveryLog, body: string, attempt: number) {
+		const sb = this.sb();
+		const sub = sb.store.subscriptions.get(subId);
+		if (this.closed || !sub || sub.deleted_at !== null || !sub.is_enabled) return;
+		const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+		if (sub.signing_key) headers['x-signature'] = sign(sub.signing_key, body);
+		if (sub.auth_token) headers.authorization = `Bearer ${sub.auth_token}`;
+		const res = await this.send(sub.url, headers, body);
+		if (this.closed) return;
+		const ok = res.status_code !== null && res.status_code >= 200 && res.status_code < 300;
+		log.tries++;
+		log.success = ok;
+		log.status_code = res.status_code;
+		log.response = res.error ?? res.response;
+		log.response_time_ms = res.response_time_ms;
+		log.updated_at = sb.store.now();
+		this.record(sub.id, log.id, sub.owner, sub.url, log.event_type, log.delivery_id, body, headers, attempt, res);
+		const max = sb.store.config.deliveryMaxAttempts;
+		if (!ok && attempt < max) this.schedule(sub, log, body, attempt + 1, sb.store.config.deliveryBackoffMs * 2 ** (attempt - 1));
+	}
+
+	private record(
+		subscriptionId: number | null,
+		logId: number | null,
+		username: string | null,
+		url: string,
+		event: string,
+		deliveryId: string,
+		body: string,
+		headers: Record<string, string>,
+		attempt: number,
+		res: SendResult,
+	) {
+		const { store } = this.sb();
+		store.addAttempt({
+			id: store.next('attemptId'),
+			subscription_id: subscriptionId,
+			log_id: logId,
+			username,
+			url,
+			event,
+			delivery_id: deliveryId,
+			body,
+			headers,
+			attempt,
+			status_code: res.status_code,
+			error: res.error,
+			response: res.error ? null : res.response,
+			response_time_ms: res.response_time_ms,
+			at: isoZ(store.now()),
+		});
+	}
+
+	private async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+		const timeoutMs = this.sb().store.config.deliveryTimeoutMs;
+		const ac = new AbortController();
+		this.inflight.add(ac);
+		const timer = setTimeout(() => ac.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+		const started = performance.now();
+		try {
+			const res = await request(url, {
+				method: 'POST',
+				headers,
+				body,
+				dispatcher: this.agent,
+				signal: ac.signal,
+				headersTimeout: timeoutMs,
+				bodyTimeout: timeoutMs,
+			});
+			const text = await res.body.text();
+			return {
+				status_code: res.statusCode,
+				response: text.slice(0, MAX_RESPONSE_CHARS),
+				error: null,
+				response_time_ms: Math.round(performance.now() - started),
+			};
+		} catch (e) {
+			const err = e as Error & { cause?: Error; code?: string };
+			const reason = ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason.message : err.cause?.message ?? err.message;
+			return { status_code: null, response: '', error: String(reason).slice(0, MAX_RESPONSE_CHARS), response_time_ms: Math.round(performance.now() - started) };
+		} finally {
+			clearTimeout(timer);
+			this.inflight.delete(ac);
+		}
+	}
+
+	/** Drops every scheduled attempt and aborts those in flight (on reset). */
+	cancelAll() {
+		for (const t of this.timers) clearTimeout(t);
+		this.timers.clear();
+		for (const ac of this.inflight) ac.abort(new Error('sandbox reset'));
+	}
+
+	async close() {
+		this.closed = true;
+		for (const t of this.timers) clearTimeout(t);
+		this.timers.clear();
+		for (const ac of this.inflight) ac.abort(new Error('sandbox closing'));
+		await this.agent.destroy().catch(() => undefined);
+	}
+}
