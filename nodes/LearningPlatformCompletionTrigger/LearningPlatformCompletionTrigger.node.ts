@@ -1,0 +1,288 @@
+import type {
+	IDataObject,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+	IPollFunctions,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import type { FeedFilters } from '../LearningPlatform/helpers/feed';
+import { feedFilterQuery, toFeedTimestamp, walkFeed } from '../LearningPlatform/helpers/feed';
+import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+import {
+	advanceFeedState,
+	initialFeedState,
+	readFeedState,
+	writeFeedState,
+} from './feedState';
+
+/** Records per feed request: the API's maximum, fewest requests against the 60/min limit. */
+const FEED_PAGE_SIZE = 500;
+/** Manual runs show this many of the newest records. */
+const MANUAL_SAMPLE_SIZE = 10;
+/** Manual runs look back over growing windows until enough records are found (null: all time). */
+const MANUAL_WINDOWS_SECONDS: Array<number | null> = [3600, 86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400, null];
+/** ...reading at most this many records per window (two requests). */
+const MANUAL_SCAN_LIMIT = 1000;
+
+const COMPLETION_STATUSES = ['Completed', 'In Progress', 'Enrolled', 'Archived', 'Viewed', 'Did Not Complete'];
+
+interface TriggerSettings {
+	filters: FeedFilters;
+	statuses: string[];
+	/** stable text of the server-side filters, to notice when they change */
+	filtersKey: string;
+}
+
+function nowAsFeedTimestamp(): string {
+	return `${new Date().toISOString().slice(0, 19)}Z`;
+}
+
+function readSettings(this: IPollFunctions): TriggerSettings {
+	const filterValues = this.getNodeParameter('filters', {}) as IDataObject;
+	const flagValues = this.getNodeParameter('options', {}) as IDataObject;
+	const filters: FeedFilters = {};
+	if (typeof filterValues.contentType === 'string' && filterValues.contentType !== '') {
+		filters.contentType = filterValues.contentType;
+	}
+	// 0 is the field's empty value (content ids start at 1)
+	const contentId = Number(filterValues.contentId);
+	if (Number.isInteger(contentId) && contentId > 0) filters.contentId = contentId;
+	for (const flag of ['showSuspended', 'includeEnrolments', 'showNotCompleted', 'userFields', 'contentFields'] as const) {
+		if (flagValues[flag] === true) filters[flag] = true;
+	}
+	const statuses = Array.isArray(filterValues.statuses) ? (filterValues.statuses as string[]) : [];
+	const query = feedFilterQuery(filters);
+	const filtersKey = JSON.stringify(Object.keys(query).sort().map((key) => [key, query[key]]));
+	return { filters, statuses, filtersKey };
+}
+
+/** Where a first activation starts, and a text identifying that setting. */
+function startPoint(this: IPollFunctions): { since: string; origin: string } {
+	const startFrom = this.getNodeParameter('startFrom', 'now') as string;
+	if (startFrom === 'beginning') return { since: '', origin: 'beginning' };
+	if (startFrom === 'date') {
+		const since = toFeedTimestamp(this.getNodeParameter('startDate', ''), 'Start Date', {
+			node: this.getNode(),
+			timezone: this.getTimezone(),
+		});
+		return { since, origin: `date:${since}` };
+	}
+	return { since: nowAsFeedTimestamp(), origin: 'now' };
+}
+
+function secondsAgo(seconds: number): string {
+	return `${new Date(Date.now() - seconds * 1000).toISOString().slice(0, 19)}Z`;
+}
+
+/** A manual run: the newest records that pass the filters, read without touching the stored position. */
+async function newestSample(this: IPollFunctions, settings: TriggerSettings): Promise<IDataObject[]> {
+	let matches: IDataObject[] = [];
+	for (const windowSeconds of MANUAL_WINDOWS_SECONDS) {
+		const walk = await walkFeed.call(this, {
+			filters: settings.filters,
+			updatedSince: windowSeconds === null ? undefined : secondsAgo(windowSeconds),
+			pageSize: FEED_PAGE_SIZE,
+			maxRecords: MANUAL_SCAN_LIMIT,
+		});
+		matches = walk.records.filter(
+			(record) => settings.statuses.length === 0 || settings.statuses.includes(String(record.completionstatus)),
+		);
+		// a window holding more than the scan limit is busy enough: a wider one only reaches further back
+		if (matches.length >= MANUAL_SAMPLE_SIZE || walk.records.length >= MANUAL_SCAN_LIMIT) break;
+	}
+	return matches.slice(-MANUAL_SAMPLE_SIZE);
+}
+
+export class LearningPlatformCompletionTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Learning Platform Completion Trigger',
+		name: 'learningPlatformCompletionTrigger',
+		icon: { light: 'file:learningPlatformCompletion.svg', dark: 'file:learningPlatformCompletion.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: 'Completions feed',
+		description:
+			'Starts the workflow when completion records change, by polling the completions feed (no public URL needed)',
+		defaults: {
+			name: 'Learning Platform Completion Trigger',
+		},
+		polling: true,
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'learningPlatformApi',
+				required: true,
+				testedBy: 'learningPlatformApiTest',
+			},
+		],
+		properties: [
+			{
+				displayName: 'Start From',
+				name: 'startFrom',
+				type: 'options',
+				options: [
+					{
+						name: 'Now',
+						value: 'now',
+						description: 'Only records that change after the workflow is activated',
+					},
+					{
+						name: 'A Specific Date',
+						value: 'date',
+						description: 'Records changed since a date, then every later change',
+					},
+					{
+						name: 'The Beginning',
+						value: 'beginning',
+						description: 'Every existing record first, then every later change',
+					},
+				],
+				default: 'now',
+				description:
+					'Where the first activation starts reading. Later polls continue from where the previous one stopped; changing this setting starts over.',
+			},
+			{
+				displayName: 'Start Date',
+				name: 'startDate',
+				type: 'dateTime',
+				required: true,
+				displayOptions: {
+					show: {
+						startFrom: ['date'],
+					},
+				},
+				default: '',
+				description: 'Records changed at or after this time are emitted first',
+			},
+			{
+				displayName: 'Filters',
+				name: 'filters',
+				type: 'collection',
+				placeholder: 'Add Filter',
+				default: {},
+				options: [
+					{
+						displayName: 'Completion Status',
+						name: 'statuses',
+						type: 'multiOptions',
+						options: COMPLETION_STATUSES.map((status) => ({ name: status, value: status })),
+						default: [],
+						description:
+							'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Show Not Completed.',
+					},
+					{
+						displayName: 'Content ID',
+						name: 'contentId',
+						type: 'number',
+						default: 0,
+						description: 'Only records of this content',
+					},
+					{
+						displayName: 'Content Type',
+						name: 'contentType',
+						type: 'options',
+						options: [
+							{ name: 'Course', value: 'course' },
+							{ name: 'Live Learning', value: 'live learning' },
+							{ name: 'Resource', value: 'resource' },
+							{ name: 'Video', value: 'video' },
+						],
+						default: 'course',
+						description: 'Only records of this type of content',
+					},
+				],
+			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add Option',
+				default: {},
+				options: [
+					{
+						displayName: 'Include Content Fields',
+						name: 'contentFields',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to add the course custom fields as contentdata',
+					},
+					{
+						displayName: 'Include Enrolments',
+						name: 'includeEnrolments',
+						type: 'boolean',
+						default: false,
+						description: 'Whether course records also include enrolled and in-progress users',
+					},
+					{
+						displayName: 'Include User Fields',
+						name: 'userFields',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to add the custom user fields as userdata',
+					},
+					{
+						displayName: 'Show Not Completed',
+						name: 'showNotCompleted',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to include records not yet completed (enrolled or in progress)',
+					},
+					{
+						displayName: 'Show Suspended Users',
+						name: 'showSuspended',
+						type: 'boolean',
+						default: false,
+						description: 'Whether to include records of suspended users',
+					},
+				],
+			},
+		],
+	};
+
+	methods = {
+		credentialTest: {
+			learningPlatformApiTest: testLearningPlatformCredential,
+		},
+	};
+
+	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
+		const settings = readSettings.call(this);
+
+		if (this.getMode() === 'manual') {
+			const sample = await newestSample.call(this, settings);
+			return sample.length > 0 ? [this.helpers.returnJsonArray(sample)] : null;
+		}
+
+		const staticData = this.getWorkflowStaticData('node');
+		const start = startPoint.call(this);
+		let state = readFeedState(staticData);
+		if (state === undefined || state.origin !== start.origin) {
+			state = initialFeedState(start.since, settings.filtersKey, start.origin);
+		} else if (state.filters !== settings.filtersKey) {
+			// A cursor does not carry filters (spec §6 rule 4): continue by time with the new ones.
+			state = { ...state, cursor: null, filters: settings.filtersKey };
+		}
+
+		const walk = await walkFeed.call(this, {
+			filters: settings.filters,
+			cursor: state.cursor ?? undefined,
+			updatedSince: state.since || undefined,
+			pageSize: FEED_PAGE_SIZE,
+		});
+		const { emit, next } = advanceFeedState(state, walk, {
+			statuses: settings.statuses,
+			pageSize: FEED_PAGE_SIZE,
+		});
+
+		// Written only now that the walk succeeded: a poll that fails part-way keeps the old
+		// position and reads the same records again. A poll without items also moves on (it
+		// passed over nothing it should have emitted); n8n stores that with its next save, and
+		// until then a restart just re-reads records that are skipped again.
+		writeFeedState(staticData, next);
+
+		return emit.length > 0 ? [this.helpers.returnJsonArray(emit)] : null;
+	}
+}

@@ -1,0 +1,171 @@
+import type {
+	IDataObject,
+	IHookFunctions,
+	ILoadOptionsFunctions,
+	INodePropertyOptions,
+	INodeType,
+	INodeTypeDescription,
+	IWebhookFunctions,
+	IWebhookResponseData,
+} from 'n8n-workflow';
+import { NodeConnectionTypes } from 'n8n-workflow';
+
+import { eventMatches, isWildcardEvent } from '../LearningPlatform/helpers/events';
+import { getEvents } from '../LearningPlatform/methods/loadOptions';
+import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+import { verifyDelivery } from './signature';
+import { createSubscription, deleteSubscription, readStoredSubscription, subscriptionExists } from './subscription';
+
+const DEFAULT_EVENT = 'Events\\Courses\\Completion_created';
+
+function reject(this: IWebhookFunctions, statusCode: number, message: string): IWebhookResponseData {
+	const response = this.getResponseObject();
+	response.status(statusCode).json({ message });
+	return { noWebhookResponse: true };
+}
+
+function parseDelivery(rawBody: Buffer): IDataObject | undefined {
+	try {
+		const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
+		if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
+	} catch {
+		// not JSON: answered 400 by the caller
+	}
+	return undefined;
+}
+
+export class LearningPlatformTrigger implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Learning Platform Trigger',
+		name: 'learningPlatformTrigger',
+		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
+		group: ['trigger'],
+		version: 1,
+		subtitle: '={{$parameter["event"]}}',
+		description: 'Starts the workflow when the learning platform sends a webhook event',
+		defaults: {
+			name: 'Learning Platform Trigger',
+		},
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'learningPlatformApi',
+				required: true,
+				testedBy: 'learningPlatformApiTest',
+			},
+		],
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: 'webhook',
+			},
+		],
+		properties: [
+			{
+				displayName:
+					'The learning platform only delivers to https:// URLs. If n8n is not reachable over HTTPS, set its WEBHOOK_URL environment variable to a public https:// address, or use the Learning Platform Completion Trigger instead.',
+				name: 'httpsNotice',
+				type: 'notice',
+				default: '',
+			},
+			{
+				displayName: 'Event Name or ID',
+				name: 'event',
+				type: 'options',
+				typeOptions: {
+					loadOptionsMethod: 'getEvents',
+				},
+				required: true,
+				default: DEFAULT_EVENT,
+				description:
+					'The event to subscribe to. A wildcard (*, or a category ending in \\*) subscribes to every event it covers. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			},
+			{
+				displayName: 'Pass On Event Names or IDs',
+				name: 'passOnEvents',
+				type: 'multiOptions',
+				typeOptions: {
+					loadOptionsMethod: 'getConcreteEvents',
+				},
+				displayOptions: {
+					show: {
+						event: [{ _cnd: { endsWith: '*' } }],
+					},
+				},
+				default: [],
+				description:
+					'With a wildcard event: start the workflow only for these events; others are acknowledged and dropped. Empty passes on every event the wildcard covers. Choose from the list, or specify IDs using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			},
+		],
+	};
+
+	methods = {
+		loadOptions: {
+			getEvents,
+			async getConcreteEvents(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
+				const options = await getEvents.call(this);
+				return options.filter((option) => !isWildcardEvent(String(option.value)));
+			},
+		},
+		credentialTest: {
+			learningPlatformApiTest: testLearningPlatformCredential,
+		},
+	};
+
+	webhookMethods = {
+		default: {
+			async checkExists(this: IHookFunctions): Promise<boolean> {
+				const webhookUrl = this.getNodeWebhookUrl('default') as string;
+				const event = this.getNodeParameter('event') as string;
+				return await subscriptionExists.call(this, webhookUrl, event);
+			},
+
+			async create(this: IHookFunctions): Promise<boolean> {
+				const webhookUrl = this.getNodeWebhookUrl('default') as string;
+				const event = this.getNodeParameter('event') as string;
+				await createSubscription.call(this, webhookUrl, event);
+				return true;
+			},
+
+			async delete(this: IHookFunctions): Promise<boolean> {
+				return await deleteSubscription.call(this);
+			},
+		},
+	};
+
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		const request = this.getRequestObject();
+		const stored = readStoredSubscription(this.getWorkflowStaticData('node'));
+
+		// Both checks on the bytes as received; no secrets stored means nothing can be trusted.
+		const verification = verifyDelivery(
+			{
+				rawBody: request.rawBody,
+				authorization: request.headers.authorization,
+				signature: request.headers['x-signature'],
+			},
+			{ signingKey: stored.signingKey, authToken: stored.authToken },
+		);
+		if (!verification.valid) return reject.call(this, 401, 'Unauthorized');
+
+		const delivery = parseDelivery(request.rawBody);
+		if (delivery === undefined) return reject.call(this, 400, 'The request body is not a JSON object');
+
+		const event = typeof delivery.event === 'string' ? delivery.event : '';
+		const subscribedEvent = stored.event ?? (this.getNodeParameter('event') as string);
+		const passOnEvents = isWildcardEvent(subscribedEvent)
+			? (this.getNodeParameter('passOnEvents', []) as string[])
+			: [];
+		const wanted = eventMatches(subscribedEvent, event) && (passOnEvents.length === 0 || passOnEvents.includes(event));
+		if (!wanted) {
+			// Acknowledged, so the platform does not retry an event this workflow does not want.
+			return { webhookResponse: { received: true, passedOn: false } };
+		}
+
+		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
+		return { workflowData: [this.helpers.returnJsonArray(delivery)] };
+	}
+}

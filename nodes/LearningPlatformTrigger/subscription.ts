@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto';
+import type { IDataObject, IHookFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
+
+import { apiRequest } from '../LearningPlatform/transport';
+
+/**
+ * The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
+ * what is kept in the node's static data, and the create / checkExists / delete steps n8n calls
+ * on activation and deactivation.
+ */
+
+/** What the trigger keeps in `getWorkflowStaticData('node')` while a subscription is registered. */
+export interface StoredSubscription {
+	subscriptionId: number;
+	signingKey: string;
+	authToken: string;
+	event: string;
+	url: string;
+}
+
+interface WebhookSubscription {
+	id: number;
+	event: string;
+	url: string;
+	is_enabled: boolean;
+	signing_key: string | null;
+	auth_token: string | null;
+}
+
+interface WebhookListPage {
+	data?: WebhookSubscription[];
+	meta?: { current_page?: number; last_page?: number };
+}
+
+/** The API's cap, per API key (spec: Limits). */
+export const SUBSCRIPTION_CAP = 100;
+const SECRET_BYTES = 32;
+// the list endpoint clamps perPage to 1..100
+const LIST_PAGE_SIZE = 100;
+// a safety stop for a server whose `meta` never says "last page"; the cap keeps real lists at one page
+const MAX_LIST_PAGES = 50;
+// masked secrets end with the secret's last 4 characters (spec: Masking)
+const MASK_VISIBLE_CHARACTERS = 4;
+
+const STORED_KEYS: Array<keyof StoredSubscription> = ['subscriptionId', 'signingKey', 'authToken', 'event', 'url'];
+
+export function readStoredSubscription(staticData: IDataObject): Partial<StoredSubscription> {
+	return {
+		subscriptionId: typeof staticData.subscriptionId === 'number' ? staticData.subscriptionId : undefined,
+		signingKey: typeof staticData.signingKey === 'string' ? staticData.signingKey : undefined,
+		authToken: typeof staticData.authToken === 'string' ? staticData.authToken : undefined,
+		event: typeof staticData.event === 'string' ? staticData.event : undefined,
+		url: typeof staticData.url === 'string' ? staticData.url : undefined,
+	};
+}
+
+export function clearStoredSubscription(staticData: IDataObject): void {
+	for (const key of STORED_KEYS) delete staticData[key];
+}
+
+function storeSubscription(staticData: IDataObject, subscription: StoredSubscription): void {
+	for (const key of STORED_KEYS) staticData[key] = subscription[key];
+}
+
+/** The HTTP status of a transport error (NodeApiError keeps it as the string `httpCode`). */
+export function httpStatusOf(error: unknown): string | undefined {
+	if (error === null || typeof error !== 'object') return undefined;
+	const candidate = error as { httpCode?: unknown; statusCode?: unknown; status?: unknown };
+	for (const value of [candidate.httpCode, candidate.statusCode, candidate.status]) {
+		if (value !== undefined && value !== null && value !== '') return String(value);
+	}
+	return undefined;
+}
+
+function errorText(error: unknown): string {
+	if (error === null || typeof error !== 'object') return String(error);
+	const candidate = error as { message?: unknown; description?: unknown };
+	return [candidate.message, candidate.description].filter((part) => typeof part === 'string').join(' ');
+}
+
+/** Single objects may come bare (as the spec shows) or wrapped in `data`. */
+function unwrap(response: unknown): WebhookSubscription | undefined {
+	if (response === null || typeof response !== 'object') return undefined;
+	const object = response as IDataObject;
+	if (typeof object.id === 'number') return object as unknown as WebhookSubscription;
+	const inner = object.data as IDataObject | undefined;
+	if (inner && typeof inner === 'object' && typeof inner.id === 'number') return inner as unknown as WebhookSubscription;
+	return undefined;
+}
+
+/** The API accepts only HTTPS destinations; say why n8n's URL is not one before sending anything. */
+export function assertHttpsWebhookUrl(this: IHookFunctions, webhookUrl: string): void {
+	let protocol: string;
+	try {
+		protocol = new URL(webhookUrl).protocol;
+	} catch {
+		protocol = '';
+	}
+	if (protocol === 'https:') return;
+	throw new NodeOperationError(
+		this.getNode(),
+		`The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
+		{
+			description:
+				'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
+		},
+	);
+}
+
+/** Finds a live subscription of this API key for exactly this event and url (list, all pages). */
+export async function findSubscription(
+	this: IHookFunctions,
+	event: string,
+	url: string,
+): Promise<{ match: WebhookSubscription | undefined; total: number }> {
+	let total = 0;
+	for (let page = 1; page <= MAX_LIST_PAGES; page++) {
+		const response = (await apiRequest.call(this, 'GET', 'webhook', '', {
+			qs: { page, perPage: LIST_PAGE_SIZE },
+		})) as WebhookListPage;
+		const subscriptions = Array.isArray(response?.data) ? response.data : [];
+		total += subscriptions.length;
+		const match = subscriptions.find((subscription) => subscription.event === event && subscription.url === url);
+		if (match) return { match, total };
+		const lastPage = response?.meta?.last_page;
+		if (subscriptions.length === 0 || (typeof lastPage === 'number' ? page >= lastPage : subscriptions.length < LIST_PAGE_SIZE)) {
+			break;
+		}
+	}
+	return { match: undefined, total };
+}
+
+function newSecret(): string {
+	return randomBytes(SECRET_BYTES).toString('hex');
+}
+
+/** A masked secret (`••••••••abcd`) or an unmasked one, compared with the secret we hold by its visible tail. */
+function secretMatches(shown: unknown, held: string | undefined): boolean {
+	if (typeof shown !== 'string' || typeof held !== 'string' || held.length < MASK_VISIBLE_CHARACTERS) return false;
+	return shown.endsWith(held.slice(-MASK_VISIBLE_CHARACTERS));
+}
+
+/**
+ * True only if the subscription in static data still exists, is enabled, and points at this
+ * URL with this event and (as far as masking shows) our secrets. A 404 forgets it.
+ */
+export async function subscriptionExists(this: IHookFunctions, webhookUrl: string, event: string): Promise<boolean> {
+	const staticData = this.getWorkflowStaticData('node');
+	const stored = readStoredSubscription(staticData);
+	if (stored.subscriptionId === undefined) return false;
+	// a changed URL (WEBHOOK_URL) or event needs a new subscription; `create` removes the old one
+	if (stored.url !== webhookUrl || stored.event !== event) return false;
+
+	let subscription: WebhookSubscription | undefined;
+	try {
+		subscription = unwrap(await apiRequest.call(this, 'GET', 'webhook', `/${stored.subscriptionId}`));
+	} catch (error) {
+		if (httpStatusOf(error) === '404') {
+			clearStoredSubscription(staticData);
+			return false;
+		}
+		throw error;
+	}
+	if (!subscription) return false;
+	return (
+		subscription.is_enabled === true &&
+		subscription.url === webhookUrl &&
+		subscription.event === event &&
+		secretMatches(subscription.signing_key, stored.signingKey) &&
+		secretMatches(subscription.auth_token, stored.authToken)
+	);
+}
+
+/**
+ * Registers the subscription with fresh secrets. A 422 for an existing event+url pair (a
+ * subscription left from an earlier activation, possibly disabled) adopts it: new secrets and
+ * `is_enabled: true`. A 422 at the cap becomes an error naming the limit.
+ */
+export async function createSubscription(this: IHookFunctions, webhookUrl: string, event: string): Promise<void> {
+	assertHttpsWebhookUrl.call(this, webhookUrl);
+	const staticData = this.getWorkflowStaticData('node');
+	const previous = readStoredSubscription(staticData);
+
+	const signingKey = newSecret();
+	const authToken = newSecret();
+	const secrets: IDataObject = {
+		signing_key: signingKey,
+		auth_token: authToken,
+		// a label only; the API infers the authentication from which secrets are set
+		auth_type: 'both',
+		content_type_header: 'application/json',
+		is_enabled: true,
+	};
+
+	let subscriptionId: number | undefined;
+	try {
+		const created = unwrap(
+			await apiRequest.call(this, 'POST', 'webhook', '', { body: { event, url: webhookUrl, ...secrets } }),
+		);
+		subscriptionId = created?.id;
+	} catch (error) {
+		if (httpStatusOf(error) !== '422') throw error;
+		// Which 422 it is: look for the pair rather than trusting the message wording.
+		const { match, total } = await findSubscription.call(this, event, webhookUrl);
+		if (match) {
+			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
+			subscriptionId = match.id;
+		} else if (total >= SUBSCRIPTION_CAP || /maximum|limit|100/i.test(errorText(error))) {
+			throw new NodeOperationError(
+				this.getNode(),
+				`The learning platform allows at most ${SUBSCRIPTION_CAP} webhook subscriptions per API key, and this credential's API key has reached that limit`,
+				{
+					description:
+						'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
+				},
+			);
+		} else {
+			throw error;
+		}
+	}
+	if (subscriptionId === undefined) {
+		throw new NodeOperationError(this.getNode(), 'The learning platform did not return the id of the new webhook subscription');
+	}
+
+	storeSubscription(staticData, { subscriptionId, signingKey, authToken, event, url: webhookUrl });
+
+	// A subscription kept from before (another URL or event) would go on receiving deliveries nobody checks.
+	if (previous.subscriptionId !== undefined && previous.subscriptionId !== subscriptionId) {
+		try {
+			await apiRequest.call(this, 'DELETE', 'webhook', `/${previous.subscriptionId}`);
+		} catch {
+			// already gone (404) or unreachable: the new subscription works either way
+		}
+	}
+}
+
+/** Deletes the stored subscription; a 404 means it is already gone. Other failures keep the data for a later attempt. */
+export async function deleteSubscription(this: IHookFunctions): Promise<boolean> {
+	const staticData = this.getWorkflowStaticData('node');
+	const { subscriptionId } = readStoredSubscription(staticData);
+	if (subscriptionId === undefined) {
+		clearStoredSubscription(staticData);
+		return true;
+	}
+	try {
+		await apiRequest.call(this, 'DELETE', 'webhook', `/${subscriptionId}`);
+	} catch (error) {
+		if (httpStatusOf(error) !== '404') return false;
+	}
+	clearStoredSubscription(staticData);
+	return true;
+}
