@@ -1,0 +1,42 @@
+/**
+ * The credential's connection fields, normalised, and the three path roots of the spec.
+ */
+import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
+
+export const CREDENTIAL_TYPE = 'learningPlatformApi';
+
+export type ApiRoot = 'report' | 'bookmark' | 'webhook';
+
+export interface ConnectionSettings {
+	/** without trailing slash */
+	baseUrl: string;
+	tenancyId: string;
+	username: string;
+}
+
+export function connectionSettings(data: ICredentialDataDecryptedObject | IDataObject | undefined): ConnectionSettings {
+	const str = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '');
+	return {
+		baseUrl: str(data?.baseUrl).replace(/\/+$/, ''),
+		tenancyId: str(data?.tenancyId),
+		username: str(data?.username),
+	};
+}
+
+/** Root URL of one API area (spec "Path roots"). */
+export function rootUrl(settings: ConnectionSettings, root: ApiRoot): string {
+	const tenancy = encodeURIComponent(settings.tenancyId);
+	switch (root) {
+		case 'report':
+			return `${settings.baseUrl}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${tenancy}`;
+		case 'bookmark':
+			return `${settings.baseUrl}/local/vendor_administration/index.php/api/1.2/bookmarks/${tenancy}`;
+		case 'webhook':
+			return `${settings.baseUrl}/api/v2/${tenancy}/webhooks`;
+	}
+}
+
+/** Key of the client-side rate-limit bucket: one per API user (spec: limit per API key/user). */
+export function rateLimitKey(settings: ConnectionSettings): string {
+	return `${settings.baseUrl}|${settings.tenancyId}|${settings.username}`;
+}

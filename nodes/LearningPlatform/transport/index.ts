@@ -1,0 +1,455 @@
+/**
+ * The only module that talks HTTP to the learning platform for every node of this package.
+ *
+ * Every request goes through n8n's `httpRequestWithAuthentication('learningPlatformApi', ...)`
+ * (never the deprecated `requestWithAuthentication`, which refreshes after ANY error and would
+ * spend the single-use refresh token on a 404 or 500). Around it this module adds:
+ * - pacing per API user, shared by all executions in the process (./rateLimiter.ts);
+ * - retries: 429 always (after the window), network errors and 5xx for GET only; POST, PATCH, PUT
+ *   and DELETE only when the server certainly did not process them (429, connection refused);
+ * - credential rotation races: when the credential's exchange reports a stale or superseded
+ *   refresh token (./tokenExchange.ts), the whole call is repeated after a short jittered wait;
+ *   n8n reloads the stored credential on each call, so the repeat sees the rotated pair;
+ * - errors: `NodeApiError`s whose message says what to do, with the item index, and never a
+ *   secret (refresh token, API key, signing key, auth token) in message, description or data.
+ */
+import type {
+	ICredentialDataDecryptedObject,
+	IDataObject,
+	IExecuteFunctions,
+	IHookFunctions,
+	IHttpRequestMethods,
+	IHttpRequestOptions,
+	ILoadOptionsFunctions,
+	IPollFunctions,
+	IWebhookFunctions,
+	JsonObject,
+} from 'n8n-workflow';
+import { NodeApiError, sleep } from 'n8n-workflow';
+
+import { CREDENTIAL_TYPE, connectionSettings, rateLimitKey, rootUrl, type ApiRoot, type ConnectionSettings } from './config';
+import {
+	failedStatusMessage,
+	inspectFailure,
+	scrubObject,
+	scrubSecrets,
+	serverMessage,
+	validationDetails,
+	type FailureFacts,
+} from './errors';
+import { acquireSlot, recordAnswer, releaseSlot, settleSlot, type RateTicket } from './rateLimiter';
+import { REJECTED_DESCRIPTION, rejectedMessage } from './tokenExchange';
+import { USER_AGENT } from './userAgent';
+
+export type { ApiRoot } from './config';
+export { failedStatusMessage } from './errors';
+export { testLearningPlatformCredential } from './credentialTest';
+export { USER_AGENT } from './userAgent';
+
+export type LearningPlatformContext =
+	| IExecuteFunctions
+	| ILoadOptionsFunctions
+	| IHookFunctions
+	| IPollFunctions
+	| IWebhookFunctions;
+
+export interface ApiRequestOptions {
+	qs?: IDataObject;
+	body?: IDataObject;
+	itemIndex?: number;
+	/** return HTTP-200 `status: 'Failed'` bodies instead of throwing (the feed uses this to detect errors.cursor) */
+	returnFailed?: boolean;
+	/** resolve `{ statusCode, headers, body }` */
+	fullResponse?: boolean;
+}
+
+export interface FullResponse<T = any> {
+	statusCode: number;
+	headers: IDataObject;
+	body: T;
+}
+
+/** Retries of network errors and 5xx (GET only). */
+const MAX_TRANSIENT_RETRIES = 4;
+/** 429 answers waited out before giving up. */
+const MAX_RATE_LIMIT_RETRIES = 20;
+/** Calls of `httpRequestWithAuthentication` when the credential's exchange reports a race. */
+const MAX_AUTH_ATTEMPTS = 6;
+const REQUEST_TIMEOUT_MS = 120_000;
+
+/** Network failures after which the request may have reached the server. */
+const TRANSIENT_NETWORK_CODES = new Set([
+	'ECONNRESET',
+	'ETIMEDOUT',
+	'ECONNABORTED',
+	'EPIPE',
+	'EHOSTUNREACH',
+	'ENETUNREACH',
+	'ENETDOWN',
+	'EAI_AGAIN',
+	'UND_ERR_SOCKET',
+	'UND_ERR_CONNECT_TIMEOUT',
+	'UND_ERR_HEADERS_TIMEOUT',
+	'UND_ERR_BODY_TIMEOUT',
+	'ERR_BAD_RESPONSE',
+]);
+
+type AnyContext = LearningPlatformContext & {
+	getCredentials(type: string, itemIndex?: number): Promise<ICredentialDataDecryptedObject>;
+	getExecutionCancelSignal?: () => AbortSignal | undefined;
+};
+
+function backoff(attempt: number, baseMs: number, capMs: number) {
+	const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
+	return Math.floor(exp / 2 + Math.random() * exp);
+}
+
+function isIdempotent(method: IHttpRequestMethods) {
+	return method === 'GET' || method === 'HEAD';
+}
+
+/**
+ * One API call. `path` is appended to the root ('' or '/events', '/123/logs', ...).
+ * Resolves the parsed body (or `{statusCode, headers, body}` with `fullResponse`).
+ */
+export async function apiRequest<T = any>(
+	this: LearningPlatformContext,
+	method: IHttpRequestMethods,
+	root: ApiRoot,
+	path: string,
+	options: ApiRequestOptions = {},
+): Promise<T> {
+	const ctx = this as AnyContext;
+	const { itemIndex } = options;
+	const credentials = await loadCredentials(ctx, itemIndex);
+	const settings = connectionSettings(credentials);
+	if (!settings.baseUrl || !settings.tenancyId) {
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ message: 'Incomplete credential' },
+			{
+				message: 'The Learning Platform credential has no Base URL or Tenancy ID',
+				description: 'Open the credential and fill in every field.',
+				itemIndex,
+			},
+		);
+	}
+	const url = `${rootUrl(settings, root)}${path}`;
+	const key = rateLimitKey(settings);
+	const signal = ctx.getExecutionCancelSignal?.();
+	const isCancelled = () => signal?.aborted === true;
+	const log = (message: string) => {
+		try {
+			ctx.logger?.debug(`Learning Platform: ${message}`);
+		} catch {
+			// logging must never break a request
+		}
+	};
+
+	let transientRetries = 0;
+	let rateLimitRetries = 0;
+	let authAttempts = 0;
+
+	for (;;) {
+		let ticket: RateTicket;
+		try {
+			ticket = await acquireSlot(key, {
+				isCancelled,
+				onWait: (ms, reason) => log(`waiting ${ms} ms before ${method} ${root}${path} (${reason})`),
+			});
+		} catch (error) {
+			throw new NodeApiError(ctx.getNode(), { message: 'Cancelled' }, { message: (error as Error).message, itemIndex });
+		}
+
+		const requestOptions: IHttpRequestOptions = {
+			method,
+			url,
+			headers: { Accept: 'application/json', 'User-Agent': USER_AGENT },
+			json: true,
+			returnFullResponse: true,
+			timeout: REQUEST_TIMEOUT_MS,
+		};
+		if (options.qs && Object.keys(options.qs).length) requestOptions.qs = options.qs;
+		if (options.body !== undefined && !isIdempotent(method)) {
+			requestOptions.body = options.body;
+			(requestOptions.headers as IDataObject)['Content-Type'] = 'application/json';
+		}
+
+		let response: FullResponse;
+		try {
+			response = (await ctx.helpers.httpRequestWithAuthentication.call(
+				ctx as IExecuteFunctions,
+				CREDENTIAL_TYPE,
+				requestOptions,
+			)) as FullResponse;
+		} catch (error) {
+			const facts = inspectFailure(error);
+			if (facts.cancelled || isCancelled()) {
+				settleSlot(ticket);
+				throw await apiError(ctx, facts, settings, method, root, path, options, {
+					message: 'The request was cancelled',
+				});
+			}
+
+			// --- the credential's exchange reported a race or a final refusal
+			if (facts.authFailure) {
+				releaseSlot(ticket);
+				const { kind } = facts.authFailure;
+				authAttempts++;
+				const retryable = kind === 'stale' || kind === 'superseded' || kind === 'unavailable';
+				if (retryable && authAttempts < MAX_AUTH_ATTEMPTS) {
+					const ms = kind === 'unavailable' ? backoff(authAttempts, 1_000, 8_000) : backoff(authAttempts, 300, 3_000);
+					log(`credential ${kind} (attempt ${authAttempts}), retrying with the reloaded credential in ${ms} ms`);
+					await sleep(ms);
+					continue;
+				}
+				let message = facts.authFailure.message;
+				let description = facts.authFailure.description;
+				if (kind === 'superseded' || kind === 'stale') {
+					message = rejectedMessage(settings);
+					description = REJECTED_DESCRIPTION;
+				}
+				throw await apiError(ctx, facts, settings, method, root, path, options, {
+					message,
+					description,
+					httpCode: kind === 'unavailable' || kind === 'invalid' ? undefined : '401',
+				});
+			}
+
+			// --- the API answered with an error status
+			if (facts.status !== undefined) {
+				const wait = recordAnswer(ticket, facts);
+				if (facts.status === 429 && rateLimitRetries < MAX_RATE_LIMIT_RETRIES) {
+					rateLimitRetries++;
+					log(`429 on ${method} ${root}${path}; retrying after the window (${wait} ms)`);
+					continue; // acquireSlot waits until the bucket is unblocked
+				}
+				if (facts.status >= 500 && isIdempotent(method) && transientRetries < MAX_TRANSIENT_RETRIES) {
+					transientRetries++;
+					const ms = backoff(transientRetries, 500, 8_000);
+					log(`${facts.status} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
+					await sleep(ms);
+					continue;
+				}
+				throw await apiError(ctx, facts, settings, method, root, path, options, {
+					retries: transientRetries,
+					rateLimitRetries,
+				});
+			}
+
+			// --- no answer at all
+			settleSlot(ticket);
+			const refused = facts.code === 'ECONNREFUSED';
+			const transient = refused || (facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) || /socket hang up|terminated|timeout/i.test(facts.message);
+			if (transient && (refused || isIdempotent(method)) && transientRetries < MAX_TRANSIENT_RETRIES) {
+				transientRetries++;
+				const ms = backoff(transientRetries, 500, 8_000);
+				log(`network error ${facts.code ?? ''} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
+				await sleep(ms);
+				continue;
+			}
+			throw await apiError(ctx, facts, settings, method, root, path, options, { retries: transientRetries });
+		}
+
+		recordAnswer(ticket, { status: response.statusCode, headers: response.headers });
+
+		const body = response.body as IDataObject | undefined;
+		if (!options.returnFailed && body && typeof body === 'object' && !Array.isArray(body) && body.status === 'Failed') {
+			const errors = (body.errors ?? {}) as IDataObject;
+			throw await apiError(ctx, { message: '', cancelled: false, status: response.statusCode, body }, settings, method, root, path, options, {
+				message: `The learning platform rejected the request: ${failedStatusMessage(errors)}`,
+				description: 'Correct the parameters named above and run the node again.',
+				httpCode: '200',
+			});
+		}
+
+		if (options.fullResponse) {
+			return { statusCode: response.statusCode, headers: response.headers, body: response.body } as T;
+		}
+		return response.body as T;
+	}
+}
+
+/**
+ * All items of a paginated list under the webhook root (webhooks, logs): `page`/`perPage=100`
+ * until `meta.last_page` or `limit` items. No hidden page cap.
+ */
+export async function apiRequestAllPages(
+	this: LearningPlatformContext,
+	path: string,
+	options: { qs?: IDataObject; limit?: number; itemIndex?: number } = {},
+): Promise<IDataObject[]> {
+	const items: IDataObject[] = [];
+	const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Infinity;
+	for (let page = 1; ; page++) {
+		const response = (await apiRequest.call(this, 'GET', 'webhook', path, {
+			qs: { ...(options.qs ?? {}), page, perPage: 100 },
+			itemIndex: options.itemIndex,
+		})) as { data?: IDataObject[]; meta?: IDataObject };
+		const data = Array.isArray(response?.data) ? response.data : [];
+		items.push(...data);
+		if (items.length >= limit) return items.slice(0, limit);
+		const meta = response?.meta ?? {};
+		const lastPage = Number(meta.last_page);
+		const currentPage = Number(meta.current_page ?? page);
+		if (data.length === 0) break;
+		if (Number.isFinite(lastPage)) {
+			if (currentPage >= lastPage) break;
+		} else if (meta.next === null || meta.next === undefined) {
+			// no page count given: stop when the page was not full
+			if (data.length < 100) break;
+		}
+	}
+	return items;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function loadCredentials(ctx: AnyContext, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
+	try {
+		return await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex);
+	} catch (error) {
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ message: 'No credential' },
+			{
+				message: 'This node needs a Learning Platform API credential',
+				description: scrubSecrets((error as Error)?.message ?? ''),
+				itemIndex,
+			},
+		);
+	}
+}
+
+/** Secrets that may appear in texts about this request: for scrubbing. */
+async function knownSecrets(ctx: AnyContext, options: ApiRequestOptions): Promise<string[]> {
+	const secrets: string[] = [];
+	const push = (v: unknown) => {
+		if (typeof v === 'string' && v) secrets.push(v);
+	};
+	push(options.body?.signing_key);
+	push(options.body?.auth_token);
+	try {
+		// the stored values now (rotation may have changed them since the request began)
+		const current = await ctx.getCredentials(CREDENTIAL_TYPE, options.itemIndex);
+		push(current.refreshToken);
+		push(current.apiKey);
+	} catch {
+		// pattern-based scrubbing still applies
+	}
+	return secrets;
+}
+
+interface ErrorOverrides {
+	message?: string;
+	description?: string;
+	httpCode?: string;
+	retries?: number;
+	rateLimitRetries?: number;
+}
+
+const WHAT: Record<ApiRoot, string> = {
+	report: 'report API',
+	bookmark: 'bookmark API',
+	webhook: 'webhook API',
+};
+
+/** Builds the NodeApiError for a failed call: clear message, scrubbed details, item index. */
+async function apiError(
+	ctx: AnyContext,
+	facts: FailureFacts,
+	settings: ConnectionSettings,
+	method: IHttpRequestMethods,
+	root: ApiRoot,
+	path: string,
+	options: ApiRequestOptions,
+	overrides: ErrorOverrides,
+): Promise<NodeApiError> {
+	const secrets = await knownSecrets(ctx, options);
+	const status = facts.status;
+	const server = serverMessage(facts.body);
+	const target = `${method} ${WHAT[root]}${path ? ` ${path}` : ''}`;
+	let message = overrides.message;
+	let description = overrides.description;
+
+	if (!message) {
+		const who = `API user '${settings.username}' on tenancy '${settings.tenancyId}'`;
+		switch (true) {
+			case status === 400:
+				message = `The learning platform rejected the request as invalid (400)${server ? `: ${server}` : ''}`;
+				description = 'Check the parameters of this operation.';
+				break;
+			case status === 401:
+				message = `The learning platform did not accept the API key for ${who} (401), even after refreshing it`;
+				description =
+					'If this keeps happening, the API user may have lost access to the tenancy: check it with the platform operator, or paste a new refresh token in the credential.';
+				break;
+			case status === 403:
+				message = `The learning platform refused the request (403 Forbidden) for ${who}`;
+				description =
+					'Check that this API user is allowed to use this operation. The API also answers 403 when a request has no User-Agent header: check that no proxy between n8n and the platform removes it.';
+				break;
+			case status === 404:
+				message = `Not found (404): ${target} does not exist on tenancy '${settings.tenancyId}'`;
+				description = "Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.";
+				break;
+			case status === 422: {
+				const details = validationDetails(facts.body);
+				message = `The learning platform could not process the request (422): ${server ?? details ?? 'validation failed'}`;
+				description =
+					(details && details !== server ? `${details}. ` : '') +
+					'Change the request accordingly (for example delete unused webhook subscriptions when the 100-subscription cap is reached, or reuse the existing subscription for the same event and URL).';
+				break;
+			}
+			case status === 429:
+				message = `The learning platform kept answering 429 Too Many Requests for ${who}, even after waiting ${overrides.rateLimitRetries ?? 0} times`;
+				description =
+					'Another integration is probably using the same API user heavily. Give each integration its own API user, or run this workflow later.';
+				break;
+			case status !== undefined && status >= 500:
+				message = `The learning platform failed to process the request (HTTP ${status})`;
+				description = isIdempotent(method)
+					? `It was retried ${overrides.retries ?? 0} times. Try again later.`
+					: `It was not retried because the server may already have processed the ${method}; check the result (for example list the webhooks) before running it again.`;
+				if (server) description = `${server}. ${description}`;
+				break;
+			case status !== undefined:
+				message = `The learning platform answered HTTP ${status}${server ? `: ${server}` : ''}`;
+				break;
+			default: {
+				const code = facts.code ? ` (${facts.code})` : '';
+				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
+				description =
+					(isIdempotent(method) || facts.code === 'ECONNREFUSED'
+						? `It was retried ${overrides.retries ?? 0} times. `
+						: `The ${method} was not retried because the server may have processed it; check before running it again. `) +
+					"Check the credential's Base URL and that the server is reachable from n8n.";
+				if (facts.message && !facts.code) description = `${facts.message}. ${description}`;
+			}
+		}
+	}
+
+	const httpCode = overrides.httpCode ?? (status !== undefined ? String(status) : undefined);
+	const safeMessage = scrubSecrets(message, secrets);
+	const safeDescription = description ? scrubSecrets(description, secrets) : undefined;
+	// What n8n keeps as the error response: the API's answer without secrets, never the raw
+	// HTTP error (its request config carries the Authorization header).
+	const errorResponse: JsonObject = scrubObject(
+		{
+			message: safeMessage,
+			...(httpCode ? { httpCode } : {}),
+			...(facts.body !== undefined && typeof facts.body !== 'function' ? { response: { body: facts.body as JsonObject } } : {}),
+		} as JsonObject,
+		secrets,
+	);
+	return new NodeApiError(ctx.getNode(), errorResponse, {
+		message: safeMessage,
+		description: safeDescription,
+		httpCode,
+		itemIndex: options.itemIndex,
+	});
+}
+
+/** For tests: reset all in-process state (rate-limit buckets and token-exchange memory). */
+export { resetRateLimiter } from './rateLimiter';
+export { resetTokenExchangeState } from './tokenExchange';

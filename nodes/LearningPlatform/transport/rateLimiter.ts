@@ -1,0 +1,236 @@
+/**
+ * Client-side pacing (spec §Limits: N requests per minute per API key, 429 beyond it).
+ *
+ * One bucket per API user (base URL + tenancy + username), shared by every execution in this
+ * process (module state). The bucket mirrors the server's sliding 60-second window: a request may
+ * start when fewer than `limit` requests started in the last 60 s, so a small batch goes out at
+ * once and a large one proceeds at exactly the allowed rate instead of failing on 429 or crawling
+ * at a fixed interval.
+ *
+ * Kept in line with the server by its answers, never by probe requests:
+ * - `X-Ratelimit-Limit` replaces the default limit (60). Until the first answer for a bucket is
+ *   known only one request is let through, so a lowered server limit is learnt before a burst.
+ * - `X-RateLimit-Remaining` reveals requests made by others with the same API user (other n8n
+ *   processes or tools); they are counted against the window.
+ * - A 429 blocks the whole bucket until `Retry-After` (or until the oldest request leaves the
+ *   window) and the request is retried by the transport.
+ *
+ * Waiting uses `sleep` from n8n-workflow.
+ */
+import { sleep } from 'n8n-workflow';
+
+import { headerValue } from './errors';
+
+export const WINDOW_MS = 60_000;
+export const DEFAULT_LIMIT_PER_MINUTE = 60;
+/** Our stamps are taken when a request starts, the server's when it arrives: keep a margin. */
+const EDGE_MARGIN_MS = 250;
+/** Longest single sleep, so a cancelled execution or a changed bucket is noticed in time. */
+const MAX_SLEEP_MS = 5_000;
+
+interface Bucket {
+	limit: number;
+	/** false until an answer for this bucket was seen (a first request is in flight meanwhile) */
+	limitKnown: boolean;
+	/** start times of our requests still inside the window, ascending */
+	stamps: number[];
+	/** requests made by others, as seen in the last `X-RateLimit-Remaining` */
+	external: { count: number; at: number } | null;
+	/** no request may start before this (set by a 429) */
+	blockedUntil: number;
+	/** resolves when the first request's answer has taught us the limit */
+	learning: Promise<void> | null;
+	finishLearning: (() => void) | null;
+}
+
+const buckets = new Map<string, Bucket>();
+
+function bucketFor(key: string): Bucket {
+	let b = buckets.get(key);
+	if (!b) {
+		b = {
+			limit: DEFAULT_LIMIT_PER_MINUTE,
+			limitKnown: false,
+			stamps: [],
+			external: null,
+			blockedUntil: 0,
+			learning: null,
+			finishLearning: null,
+		};
+		buckets.set(key, b);
+	}
+	return b;
+}
+
+function prune(b: Bucket, now: number) {
+	while (b.stamps.length && b.stamps[0] <= now - WINDOW_MS) b.stamps.shift();
+	if (b.external && now - b.external.at >= WINDOW_MS) b.external = null;
+}
+
+/** A slot taken for one request. */
+export interface RateTicket {
+	key: string;
+	stamp: number;
+	/** this ticket is the one teaching the bucket its limit */
+	learner: boolean;
+}
+
+function jitter(ms: number) {
+	return Math.floor(Math.random() * ms);
+}
+
+/**
+ * Waits until a request may start for `key` and takes the slot. `isCancelled` is checked after
+ * every sleep; when it returns true the wait ends with an error from `onCancel`.
+ */
+export async function acquireSlot(
+	key: string,
+	options: { isCancelled?: () => boolean; onWait?: (ms: number, reason: string) => void } = {},
+): Promise<RateTicket> {
+	for (;;) {
+		const b = bucketFor(key);
+		const now = Date.now();
+		prune(b, now);
+
+		if (!b.limitKnown && b.learning) {
+			await b.learning;
+			continue;
+		}
+
+		let wait = 0;
+		let reason = '';
+		if (b.blockedUntil > now) {
+			wait = b.blockedUntil - now;
+			reason = 'the server answered 429';
+		} else {
+			const external = b.external?.count ?? 0;
+			const used = b.stamps.length + external;
+			if (used >= b.limit) {
+				reason = `${b.limit} requests per minute`;
+				const mustFree = used - b.limit + 1;
+				if (mustFree <= b.stamps.length) {
+					// the mustFree-th oldest of our own requests has to leave the window
+					wait = b.stamps[mustFree - 1] + WINDOW_MS + EDGE_MARGIN_MS - now;
+				} else if (b.external && now - b.external.at < MAX_SLEEP_MS) {
+					// blocked by others using the same API user, whose timing is unknown: hold back
+					// briefly, then let a request find out (a 429 says exactly how long to wait)
+					wait = b.external.at + MAX_SLEEP_MS - now;
+				} else {
+					b.external = null;
+					continue;
+				}
+			}
+		}
+
+		if (wait <= 0) {
+			const ticket: RateTicket = { key, stamp: now, learner: false };
+			b.stamps.push(now);
+			if (!b.limitKnown) {
+				ticket.learner = true;
+				b.learning = new Promise<void>((resolve) => {
+					b.finishLearning = resolve;
+				});
+			}
+			return ticket;
+		}
+
+		const ms = Math.min(wait + jitter(100), MAX_SLEEP_MS);
+		options.onWait?.(ms, reason);
+		await sleep(ms);
+		if (options.isCancelled?.()) throw new Error('The execution was cancelled while waiting for the rate limit');
+	}
+}
+
+/**
+ * Records the server's answer to a request that held `ticket`: the limit and remaining headers,
+ * and for a 429 the block until `Retry-After`. Returns the wait (ms) a 429 imposes, else 0.
+ */
+export function recordAnswer(ticket: RateTicket, answer: { status?: number; headers?: unknown }): number {
+	const b = bucketFor(ticket.key);
+	const now = Date.now();
+	prune(b, now);
+
+	const limit = Number(headerValue(answer.headers, 'x-ratelimit-limit'));
+	if (Number.isInteger(limit) && limit > 0) b.limit = limit;
+
+	let blockedFor = 0;
+	if (answer.status === 429) {
+		// a refused request does not count on the server
+		releaseStamp(b, ticket.stamp);
+		const retryAfter = parseRetryAfter(headerValue(answer.headers, 'retry-after'), now);
+		if (retryAfter !== undefined) {
+			blockedFor = retryAfter + EDGE_MARGIN_MS + jitter(250);
+		} else if (b.stamps.length) {
+			blockedFor = Math.max(1_000, b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS - now);
+		} else {
+			blockedFor = 5_000 + jitter(1_000);
+		}
+		b.blockedUntil = Math.max(b.blockedUntil, now + blockedFor);
+	} else {
+		const remaining = Number(headerValue(answer.headers, 'x-ratelimit-remaining'));
+		if (Number.isInteger(remaining) && remaining >= 0) {
+			// requests the server counted that are not ours (ours in flight are not yet counted,
+			// so this never over-estimates because of ordering)
+			const others = b.limit - remaining - b.stamps.length;
+			b.external = others > 0 ? { count: others, at: now } : null;
+		}
+	}
+	finishLearning(b, ticket);
+	return blockedFor;
+}
+
+/** Gives the slot back when the request never reached the API (e.g. a stale credential). */
+export function releaseSlot(ticket: RateTicket) {
+	const b = bucketFor(ticket.key);
+	releaseStamp(b, ticket.stamp);
+	finishLearning(b, ticket);
+}
+
+/** Ends the learning phase even when the request failed without an answer. */
+export function settleSlot(ticket: RateTicket) {
+	finishLearning(bucketFor(ticket.key), ticket);
+}
+
+function finishLearning(b: Bucket, ticket: RateTicket) {
+	if (!ticket.learner) return;
+	ticket.learner = false;
+	b.limitKnown = true;
+	const resolve = b.finishLearning;
+	b.learning = null;
+	b.finishLearning = null;
+	resolve?.();
+}
+
+function releaseStamp(b: Bucket, stamp: number) {
+	const i = b.stamps.indexOf(stamp);
+	if (i >= 0) b.stamps.splice(i, 1);
+}
+
+function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+	if (!value) return undefined;
+	const seconds = Number(value);
+	if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 3600) * 1000;
+	const date = Date.parse(value);
+	if (Number.isFinite(date)) return Math.max(0, Math.min(date - now, 3_600_000));
+	return undefined;
+}
+
+/** For tests: forget every bucket. */
+export function resetRateLimiter() {
+	for (const b of buckets.values()) b.finishLearning?.();
+	buckets.clear();
+}
+
+/** For tests and diagnostics: the current view of one bucket. */
+export function bucketSnapshot(key: string) {
+	const b = buckets.get(key);
+	if (!b) return undefined;
+	prune(b, Date.now());
+	return {
+		limit: b.limit,
+		limitKnown: b.limitKnown,
+		inWindow: b.stamps.length,
+		external: b.external?.count ?? 0,
+		blockedUntil: b.blockedUntil,
+	};
+}
