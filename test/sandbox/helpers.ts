@@ -1,0 +1,120 @@
+/** Shared helpers of the sandbox contract tests: raw HTTP over loopback with undici. */
+import { request } from 'undici';
+import type { SandboxHandle } from '../../sandbox';
+
+export const UA = 'sandbox-contract-tests/1.0';
+
+export interface Res<T = any> {
+	status: number;
+	headers: Record<string, string>;
+	text: string;
+	json: T;
+}
+
+export async function http<T = any>(
+	method: string,
+	url: string,
+	opts: { token?: string; body?: unknown; form?: Record<string, string>; ua?: boolean; headers?: Record<string, string> } = {},
+): Promise<Res<T>> {
+	const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
+	if (opts.ua !== false) headers['user-agent'] = UA;
+	if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+	let body: string | undefined;
+	if (opts.form) {
+		headers['content-type'] = 'application/x-www-form-urlencoded';
+		body = new URLSearchParams(opts.form).toString();
+	} else if (opts.body !== undefined) {
+		headers['content-type'] = 'application/json';
+		body = JSON.stringify(opts.body);
+	}
+	const res = await request(url, { method: method as 'GET', headers, body });
+	const text = await res.body.text();
+	let json: any;
+	try {
+		json = text ? JSON.parse(text) : undefined;
+	} catch {
+		json = undefined;
+	}
+	const h: Record<string, string> = {};
+	for (const [k, v] of Object.entries(res.headers)) h[k] = Array.isArray(v) ? v.join(', ') : String(v);
+	return { status: res.statusCode, headers: h, text, json };
+}
+
+let seq = 0;
+export const uniqueUser = (prefix = 'it') => `${prefix}-${process.pid}-${++seq}-${Date.now() % 100000}`;
+
+export const roots = (sb: SandboxHandle, tenancy = sb.tenancyId) => ({
+	report: `${sb.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${tenancy}`,
+	bookmark: `${sb.url}/local/vendor_administration/index.php/api/1.2/bookmarks/${tenancy}`,
+	webhook: `${sb.url}/api/v2/${tenancy}/webhooks`,
+});
+
+/** An integration credential of its own (unique API user), exchanged for an API key. */
+export class Api {
+	apiKey = '';
+	refreshToken = '';
+	readonly r: ReturnType<typeof roots>;
+	constructor(
+		readonly sb: SandboxHandle,
+		readonly username = uniqueUser(),
+	) {
+		this.r = roots(sb);
+	}
+
+	static async login(sb: SandboxHandle, username?: string): Promise<Api> {
+		const api = new Api(sb, username);
+		const grant = await sb.control.issueRefreshToken(api.username);
+		api.refreshToken = grant.refresh_token;
+		await api.refresh();
+		return api;
+	}
+
+	async refresh(): Promise<Res> {
+		const res = await http('GET', `${this.r.report}/apikeys?username=${encodeURIComponent(this.username)}`, { token: this.refreshToken });
+		if (res.status !== 200) throw new Error(`refresh failed: ${res.status} ${res.text}`);
+		this.apiKey = res.json.api_key;
+		this.refreshToken = res.json.refresh_token;
+		return res;
+	}
+
+	get<T = any>(url: string, query: Record<string, string | number | boolean> = {}) {
+		const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
+		return http<T>('GET', qs ? `${url}?${qs}` : url, { token: this.apiKey });
+	}
+	send<T = any>(method: string, url: string, body?: unknown) {
+		return http<T>(method, url, { token: this.apiKey, body });
+	}
+
+	/** submit + poll a report until Complete */
+	async report(name: string, query: Record<string, string | number | boolean> = {}): Promise<any[]> {
+		const first = await this.get(`${this.r.report}/${name}`, query);
+		if (first.json.status === 'Failed') throw new Error(JSON.stringify(first.json));
+		let res = first;
+		for (let i = 0; i < 20 && res.json.status !== 'Complete'; i++) res = await this.get(`${this.r.report}/${name}`, { requestid: first.json.requestid });
+		if (res.json.status !== 'Complete') throw new Error(`report ${name} never completed`);
+		return res.json.data;
+	}
+
+	/** walks the feed from the start (or given query) to the end; returns every page */
+	async walk(query: Record<string, string | number | boolean> = {}): Promise<{ pages: any[]; records: any[] }> {
+		const pages: any[] = [];
+		let res = await this.get(`${this.r.report}/completions`, query);
+		for (;;) {
+			if (res.json.status !== 'Complete') throw new Error(JSON.stringify(res.json));
+			pages.push(res.json);
+			if (!res.json.next_page_url) break;
+			res = await http('GET', res.json.next_page_url, { token: this.apiKey });
+		}
+		return { pages, records: pages.flatMap((p) => p.data) };
+	}
+}
+
+export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const v = await fn();
+		if (v) return v;
+		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+		await new Promise((r) => setTimeout(r, 20));
+	}
+}
