@@ -14,7 +14,7 @@ export interface Res<T = any> {
 export async function http<T = any>(
 	method: string,
 	url: string,
-	opts: { token?: string; body?: unknown; form?: Record<string, string>; ua?: boolean; headers?: Record<string, string> } = {},
+	opts: { token?: string; body?: unknown; raw?: string; form?: Record<string, string>; ua?: boolean; headers?: Record<string, string> } = {},
 ): Promise<Res<T>> {
 	const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
 	if (opts.ua !== false) headers['user-agent'] = UA;
@@ -23,6 +23,9 @@ export async function http<T = any>(
 	if (opts.form) {
 		headers['content-type'] = 'application/x-www-form-urlencoded';
 		body = new URLSearchParams(opts.form).toString();
+	} else if (opts.raw !== undefined) {
+		headers['content-type'] ??= 'application/json';
+		body = opts.raw;
 	} else if (opts.body !== undefined) {
 		headers['content-type'] = 'application/json';
 		body = JSON.stringify(opts.body);
@@ -117,4 +120,46 @@ export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeo
 		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
 		await new Promise((r) => setTimeout(r, 20));
 	}
+}
+
+import { readFileSync } from 'node:fs';
+import { createServer as createHttp, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttps } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+
+export const fixture = (name: string) => readFileSync(join(__dirname, 'fixtures', name), 'utf8');
+
+export interface Received {
+	path: string;
+	headers: IncomingHttpHeaders;
+	raw: Buffer;
+}
+
+/** A webhook receiver on loopback (https with the test CA, or http) that records raw bodies. */
+export async function receiver(opts: { tls?: boolean; status?: (n: number) => number; reply?: string } = {}) {
+	const received: Received[] = [];
+	const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (c: Buffer) => chunks.push(c));
+		req.on('end', () => {
+			received.push({ path: req.url ?? '/', headers: req.headers, raw: Buffer.concat(chunks) });
+			res.writeHead(opts.status ? opts.status(received.length) : 200, { 'content-type': 'text/plain' });
+			res.end(opts.reply ?? 'ok');
+		});
+	};
+	const server: Server = opts.tls
+		? (createHttps({ key: fixture('receiver.key'), cert: fixture('receiver.pem') }, handler) as unknown as Server)
+		: createHttp(handler);
+	await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `${opts.tls ? 'https' : 'http'}://${opts.tls ? 'localhost' : '127.0.0.1'}:${port}`,
+		received,
+		close: () =>
+			new Promise<void>((r) => {
+				server.closeAllConnections();
+				server.close(() => r());
+			}),
+	};
 }
