@@ -110,6 +110,9 @@ function toMilliseconds(value: unknown, timeZone: string): number | undefined {
 		if (/^-?\d+(\.\d+)?$/.test(text)) return fromEpoch(Number(text));
 		const iso = parseIsoString(text, timeZone);
 		if (iso !== undefined) return iso;
+		// ISO-looking text the strict parser refused (2024-02-30, 25:00) stays refused:
+		// Date.parse would roll it over into another day
+		if (/^\d{4}-\d{2}/.test(text)) return undefined;
 		// Other notations (RFC 2822, `Date.toString()`) only with an explicit zone, because
 		// a zone-less string would be read in the server process's local time.
 		if (/(Z|GMT|UTC|[+-]\d{2}:?\d{2})(\s*\([^)]*\))?$/i.test(text)) {

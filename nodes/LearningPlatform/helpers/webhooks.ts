@@ -94,17 +94,19 @@ export function subscriptionBody(
 	return body;
 }
 
-/** Text of an API error's body, whatever shape the transport kept it in. */
+/** The server's own text of an API error, whatever shape the transport kept the body in. */
 function serverMessage(error: NodeApiError): string {
 	const response = (error.errorResponse ?? {}) as IDataObject;
+	const body = ((response.response as IDataObject | undefined)?.body ?? response) as IDataObject | string;
+	if (typeof body === 'string' && body.trim() !== '') return body.trim();
+	const fromBody = typeof body === 'object' && body !== null ? body : {};
 	const candidates = [
-		response.message,
-		(response.error as IDataObject | undefined)?.message,
-		response.error,
-		response.errors && typeof response.errors === 'object'
-			? Object.values(response.errors as IDataObject).flat().join('; ')
-			: response.errors,
-		error.description,
+		fromBody.message,
+		(fromBody.error as IDataObject | undefined)?.message,
+		fromBody.error,
+		fromBody.errors && typeof fromBody.errors === 'object'
+			? Object.values(fromBody.errors as IDataObject).flat().join('; ')
+			: fromBody.errors,
 		error.message,
 	];
 	for (const candidate of candidates) {

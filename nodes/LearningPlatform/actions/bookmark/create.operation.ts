@@ -37,11 +37,12 @@ const properties: INodeProperties[] = [
 		options: [
 			{ name: 'Course', value: 'course' },
 			{ name: 'Live Learning', value: 'live learning' },
+			{ name: 'Resource', value: 'resource' },
+			{ name: 'Video', value: 'video' },
 		],
 		default: 'course',
 		required: true,
-		description:
-			'Type of the content. Other types the platform accepts can be given with an expression.',
+		description: 'Type of the content; it must match the content ID, or the platform answers "Content not found"',
 	},
 ];
 

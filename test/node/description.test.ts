@@ -1,0 +1,95 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+
+import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
+
+/** The node's public interface: resource/operation values are what saved workflows depend on. */
+const node = new LearningPlatform();
+const { description } = node;
+const nodeDir = path.join(__dirname, '../../nodes/LearningPlatform');
+
+const PUBLIC_INTERFACE: Record<string, string[]> = {
+	report: ['getActivityCompletions', 'getAttendance', 'getContent', 'getResult'],
+	bookmark: ['create'],
+	completion: ['getMany'],
+	webhook: ['getEvents', 'getMany', 'get', 'create', 'update', 'delete', 'getLogs', 'redispatch', 'sendSample'],
+};
+
+function operationsOf(resource: string): INodePropertyOptions[] {
+	const picker = description.properties.find(
+		(p) => p.name === 'operation' && p.displayOptions?.show?.resource?.includes(resource),
+	);
+	return (picker?.options ?? []) as INodePropertyOptions[];
+}
+
+test('resources and operations are exactly the public interface of issue 4', () => {
+	const resource = description.properties.find((p) => p.name === 'resource')!;
+	expect((resource.options as INodePropertyOptions[]).map((o) => o.value).sort()).toEqual(Object.keys(PUBLIC_INTERFACE).sort());
+	for (const [name, operations] of Object.entries(PUBLIC_INTERFACE)) {
+		expect(operationsOf(name).map((o) => o.value).sort()).toEqual([...operations].sort());
+	}
+});
+
+test('every operation has an action and a description a model can read', () => {
+	for (const name of Object.keys(PUBLIC_INTERFACE)) {
+		for (const operation of operationsOf(name)) {
+			expect(operation.action).toMatch(/\w+ \w+/);
+			expect(String(operation.description).length).toBeGreaterThan(20);
+		}
+	}
+});
+
+test('every field belongs to exactly one resource/operation and says what it is', () => {
+	const fields = description.properties.filter((p) => p.name !== 'resource' && p.name !== 'operation');
+	for (const field of fields) {
+		const show = field.displayOptions?.show;
+		expect(show?.resource).toHaveLength(1);
+		expect(show?.operation).toHaveLength(1);
+		// collections are labelled by their entries, each of which needs a description
+		const described = field.type === 'collection' ? ((field.options ?? []) as INodeProperties[]) : field.type === 'notice' ? [] : [field];
+		for (const entry of described) expect({ name: entry.name, described: (entry.description ?? '').length > 10 }).toEqual({ name: entry.name, described: true });
+	}
+});
+
+test('secrets are password fields; the node is usable as a tool and documented', () => {
+	const secrets: INodeProperties[] = [];
+	for (const property of description.properties) {
+		for (const option of (property.options ?? []) as INodeProperties[]) {
+			if (option.name === 'signing_key' || option.name === 'auth_token') secrets.push(option);
+		}
+	}
+	expect(secrets.length).toBe(4); // create and update, two each
+	expect(secrets.every((secret) => secret.typeOptions?.password === true)).toBe(true);
+	expect(description.usableAsTool).toBe(true);
+	expect(description.documentationUrl).toMatch(/^https:\/\//);
+	expect(description.credentials).toEqual([{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' }]);
+	expect(typeof node.methods.credentialTest.learningPlatformApiTest).toBe('function');
+});
+
+test('icons and codex file exist and match the node', () => {
+	expect(description.icon).toEqual({ light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' });
+	for (const icon of ['learningPlatform.svg', 'learningPlatform.dark.svg']) {
+		expect(fs.readFileSync(path.join(nodeDir, icon), 'utf8')).toMatch(/^<svg [^>]*viewBox="0 0 64 64"/);
+	}
+	const codex = JSON.parse(fs.readFileSync(path.join(nodeDir, 'LearningPlatform.node.json'), 'utf8'));
+	expect(codex.node).toBe(`n8n-nodes-learning-platform.${description.name}`);
+	expect(codex.resources.primaryDocumentation[0].url).toBe(description.documentationUrl);
+});
+
+test('node code uses no timers, console or process (n8n community-node rules)', () => {
+	const files: string[] = [];
+	const walk = (dir: string) => {
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			const full = path.join(dir, entry.name);
+			if (entry.isDirectory() && entry.name !== 'transport') walk(full);
+			else if (entry.name.endsWith('.ts')) files.push(full);
+		}
+	};
+	walk(nodeDir);
+	expect(files.length).toBeGreaterThan(20);
+	for (const file of files) {
+		const code = fs.readFileSync(file, 'utf8');
+		expect({ file, match: code.match(/\b(setTimeout|setInterval|console\.|process\.)/)?.[0] }).toEqual({ file, match: undefined });
+	}
+});
