@@ -1,0 +1,140 @@
+/**
+ * The refresh-token exchange run by the credential's preAuthentication, called directly with
+ * n8n's real outbound HTTP client (the `helpers.httpRequest` n8n hands to preAuthentication),
+ * against the sandbox.
+ */
+import { OutboundHttp } from '@n8n/backend-network';
+import { Container } from '@n8n/di';
+import type { IHttpRequestHelper, IHttpRequestOptions } from 'n8n-workflow';
+
+import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
+import { AUTH_FAILURE } from '../../nodes/LearningPlatform/transport/errors';
+import { startSandbox, type SandboxHandle } from '../../sandbox';
+import { exchangeElsewhere, newCredential, roots, rawGet, Secrets } from '../transport/helpers';
+
+let sb: SandboxHandle;
+const secrets = new Secrets();
+const credentialType = new LearningPlatformApi();
+
+const helpers: IHttpRequestHelper = {
+	helpers: {
+		httpRequest: async (options: IHttpRequestOptions) => await Container.get(OutboundHttp).requests().request(options),
+	},
+};
+
+async function preAuthenticate(data: Record<string, unknown>) {
+	return await credentialType.preAuthentication.call(helpers, data as never);
+}
+
+async function refreshRequests(username: string) {
+	return (await sb.control.requests({ username })).filter((r) => r.path.endsWith('/apikeys'));
+}
+
+beforeAll(async () => {
+	sb = await startSandbox({ quiet: true, demoData: false });
+});
+
+afterAll(async () => {
+	await sb.close();
+});
+
+test('one exchange rotates both values; preAuthentication returns the new pair and its expiry', async () => {
+	const { data, username, refreshToken } = await newCredential(sb, 'x-rotate');
+	secrets.add(refreshToken);
+	const before = Date.now();
+	const pair = await preAuthenticate(data);
+	secrets.add(pair.apiKey as string, pair.refreshToken as string);
+
+	const live = await sb.control.auth(username);
+	expect(pair).toEqual({ apiKey: live.api_key, refreshToken: live.refresh_token, apiKeyExpiresAt: expect.any(String) });
+	expect(pair.refreshToken).not.toBe(refreshToken);
+	const expiresAt = Date.parse(pair.apiKeyExpiresAt as string);
+	expect(expiresAt).toBeGreaterThanOrEqual(before + 86_400_000 - 1000);
+	expect(expiresAt).toBeLessThanOrEqual(Date.now() + 86_400_000 + 1000);
+	// the previous token is dead, the new key works
+	expect((await exchangeElsewhere(sb, username, refreshToken)).status).toBe(401);
+	expect((await rawGet(`${roots(sb).webhook}/events`, pair.apiKey as string)).status).toBe(200);
+});
+
+test('20 simultaneous callers with the same token share ONE exchange and all get its pair', async () => {
+	const { data, username } = await newCredential(sb, 'x-flight');
+	const results = await Promise.all(Array.from({ length: 20 }, async () => await preAuthenticate({ ...data })));
+	const live = await sb.control.auth(username);
+	expect(live.exchanges).toBe(1);
+	expect(live.failed_exchanges).toBe(0);
+	for (const r of results) expect(r).toEqual(results[0]);
+	expect(results[0].refreshToken).toBe(live.refresh_token);
+	expect(await refreshRequests(username)).toHaveLength(1);
+});
+
+test('a token this process already spent is never sent again nor answered from memory: stale failure', async () => {
+	const { data, username } = await newCredential(sb, 'x-stale');
+	const pair = await preAuthenticate({ ...data });
+	secrets.add(pair.apiKey as string, pair.refreshToken as string);
+
+	const error = await preAuthenticate({ ...data }).then(
+		() => undefined,
+		(e: unknown) => e as Error & Record<string, unknown>,
+	);
+	expect(error).toBeDefined();
+	expect(error![AUTH_FAILURE]).toBe('stale');
+	expect(error!.message).toMatch(/stale credential/);
+	// nothing was sent, and the pair it once produced was not handed out
+	expect(await refreshRequests(username)).toHaveLength(1);
+	expect((await sb.control.auth(username)).exchanges).toBe(1);
+});
+
+test('a refused exchange: error that does not look like an HTTP 401 to n8n, names user and tenancy, no secret', async () => {
+	const { data, username, refreshToken } = await newCredential(sb, 'x-refused');
+	const wrong = { ...data, username: `${username}-typo` };
+	const kinds: string[] = [];
+	for (let i = 0; i < 3; i++) {
+		const error = (await preAuthenticate(wrong).catch((e: unknown) => e)) as Error & Record<string, unknown>;
+		kinds.push(error[AUTH_FAILURE] as string);
+		// httpRequestWithAuthentication re-runs preAuthentication when error.response.status is 401,
+		// and NodeApiError replaces the message when it finds a status: none of these may be set
+		for (const key of ['response', 'status', 'statusCode', 'code', 'httpCode', 'cause']) {
+			expect(error[key]).toBeUndefined();
+		}
+		expect(error.message).toBe(
+			`The refresh token for API user '${username}-typo' on tenancy '${sb.tenancyId}' was rejected by the learning platform (401). Paste a new refresh token in the credential.`,
+		);
+		expect(secrets.foundIn(JSON.stringify({ ...error, message: error.message }))).toEqual([]);
+		expect(JSON.stringify(error) + error.message + String(error.description)).not.toContain(refreshToken);
+	}
+	// first refusals may be a race with another process; the same token refused again is final
+	expect(kinds).toEqual(['superseded', 'superseded', 'rejected']);
+	// a failed refresh invalidates nothing
+	const live = await sb.control.auth(username);
+	expect(live.refresh_token).toBe(refreshToken);
+	expect(live.exchanges).toBe(0);
+});
+
+test('an exchange that failed with 5xx or a dropped connection leaves the token usable (retry succeeds)', async () => {
+	const { data, username } = await newCredential(sb, 'x-500');
+	await sb.control.setFaults({ kind: 'http500', count: 1, pathPattern: '/apikeys$' });
+	const first = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<string, unknown>;
+	expect(first[AUTH_FAILURE]).toBe('unavailable');
+	await sb.control.setFaults({ kind: 'drop', count: 1, pathPattern: '/apikeys$' });
+	const second = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<string, unknown>;
+	expect(second[AUTH_FAILURE]).toBe('unavailable');
+	await sb.control.clearFaults();
+	const pair = await preAuthenticate({ ...data });
+	expect(pair.refreshToken).toBe((await sb.control.auth(username)).refresh_token);
+});
+
+test('an incomplete credential fails without any request', async () => {
+	const { data, username } = await newCredential(sb, 'x-incomplete');
+	const error = (await preAuthenticate({ ...data, refreshToken: '' }).catch((e: unknown) => e)) as Error & Record<string, unknown>;
+	expect(error[AUTH_FAILURE]).toBe('invalid');
+	expect(error.message).toMatch(/Refresh Token missing/);
+	expect(await refreshRequests(username)).toHaveLength(0);
+});
+
+test('the exchange request carries the package User-Agent', async () => {
+	const { data, username } = await newCredential(sb, 'x-ua');
+	await preAuthenticate({ ...data });
+	const [entry] = await refreshRequests(username);
+	expect(entry.user_agent).toMatch(/^n8n-nodes-learning-platform\/\d+\.\d+\.\d+.* \(n8n\)$/);
+	expect(entry.authorization_kind).toBe('refresh');
+});
