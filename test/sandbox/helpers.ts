@@ -81,7 +81,7 @@ export class Api {
 	}
 
 	get<T = any>(url: string, query: Record<string, string | number | boolean> = {}) {
-		const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
+		const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
 		return http<T>('GET', qs ? `${url}?${qs}` : url, { token: this.apiKey });
 	}
 	send<T = any>(method: string, url: string, body?: unknown) {
