@@ -1,0 +1,427 @@
+/**
+ * The webhook trigger against the sandbox, through n8n-core's real HookContext and
+ * WebhookContext: subscription lifecycle (create / checkExists / delete, duplicate adoption, the
+ * cap, the 404 paths, the HTTPS rule) and delivery checks with the exact bytes and headers the
+ * sandbox sent (captured from /__sandbox/deliveries, since it only delivers to https URLs).
+ */
+import { createHmac } from 'node:crypto';
+import type { IDataObject } from 'n8n-workflow';
+
+import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import type { DeliveryAttempt } from '../../sandbox';
+import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
+import { setUpTriggerTests, type TriggerTestContext } from './setup';
+
+const NODE_KEY = 'node:Learning Platform Trigger';
+const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
+const COMPLETION_UPDATED = 'Events\\Courses\\Completion_updated';
+const COURSES_WILDCARD = 'Events\\Courses\\*';
+
+jest.setTimeout(60_000);
+
+const trigger = new LearningPlatformTrigger();
+let t: TriggerTestContext;
+
+beforeAll(async () => {
+	t = await setUpTriggerTests('webhook');
+});
+afterAll(async () => await t.close());
+
+interface Activation {
+	staticData: IDataObject;
+	credentials: CredentialStore;
+	parameters: IDataObject;
+	webhookBaseUrl?: string;
+	isTest?: boolean;
+}
+
+function activation(overrides: Partial<Activation> = {}): Activation {
+	return { staticData: {}, credentials: t.credentials, parameters: { event: COMPLETION_CREATED }, ...overrides };
+}
+
+async function hook(method: 'checkExists' | 'create' | 'delete', a: Activation) {
+	return await runHook(trigger, method, {
+		parameters: a.parameters,
+		credentials: a.credentials,
+		staticData: a.staticData,
+		webhookBaseUrl: a.webhookBaseUrl,
+		isTest: a.isTest,
+	});
+}
+
+/** n8n's activation: checkExists, then create only when it returned false. */
+async function activate(a: Activation) {
+	const exists = await hook('checkExists', a);
+	if (!exists.result) await hook('create', a);
+	// a copy: `delete` clears the live static data object
+	return { ...stored(a) };
+}
+
+function stored(a: Activation): IDataObject {
+	return (a.staticData[NODE_KEY] ?? {}) as IDataObject;
+}
+
+async function subscriptionsOf(username = t.username) {
+	return await t.sandbox.control.subscriptions(username);
+}
+
+async function deliver(a: Activation, headers: Record<string, string>, rawBody: Buffer, parameters = a.parameters) {
+	return await runWebhook(trigger, {
+		parameters,
+		credentials: a.credentials,
+		staticData: a.staticData,
+		headers,
+		rawBody,
+	});
+}
+
+/** The sandbox's next delivery attempt to this subscription after `fire` (exact body and headers). */
+async function captureDelivery(subscriptionId: number, fire: () => Promise<unknown>): Promise<DeliveryAttempt> {
+	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
+	await fire();
+	const attempts = await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 1, 10_000);
+	return attempts[before];
+}
+
+async function aCourseAndLearner() {
+	const demo = await t.sandbox.control.demo();
+	const course = demo.content.find((c) => c.contenttype === 'Course' && !c.deleted)!;
+	const learner = demo.users.find((u) => !u.deleted && !u.suspended)!;
+	return { contentId: course.id, userId: learner.id };
+}
+
+describe('activation: create / checkExists / delete', () => {
+	test('create registers a subscription for the webhook URL with fresh 32-byte secrets and keeps them in static data', async () => {
+		const a = activation();
+		expect((await hook('checkExists', a)).result).toBe(false);
+		expect((await hook('create', a)).result).toBe(true);
+
+		const kept = stored(a);
+		expect(kept.url).toMatch(/^https:\/\/n8n\.test\/webhook\/.+\/webhook$/);
+		expect(kept.event).toBe(COMPLETION_CREATED);
+		expect(kept.signingKey).toMatch(/^[0-9a-f]{64}$/);
+		expect(kept.authToken).toMatch(/^[0-9a-f]{64}$/);
+		expect(kept.signingKey).not.toBe(kept.authToken);
+
+		const subscription = (await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!;
+		expect(subscription).toMatchObject({
+			event: COMPLETION_CREATED,
+			url: kept.url,
+			is_enabled: true,
+			signing_key: kept.signingKey,
+			auth_token: kept.authToken,
+			deleted_at: null,
+		});
+
+		expect((await hook('checkExists', a)).result).toBe(true);
+		expect((await hook('delete', a)).result).toBe(true);
+	});
+
+	test('checkExists is false when the subscription was disabled, or the event or URL changed', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/check' });
+		await activate(a);
+		const id = stored(a).subscriptionId as number;
+		expect((await hook('checkExists', a)).result).toBe(true);
+
+		expect((await hook('checkExists', { ...a, parameters: { event: COMPLETION_UPDATED } })).result).toBe(false);
+		expect((await hook('checkExists', { ...a, webhookBaseUrl: 'https://other.test/webhook' })).result).toBe(false);
+
+		expect((await t.api('PATCH', `/${id}`, { is_enabled: false })).status).toBe(200);
+		expect((await hook('checkExists', a)).result).toBe(false);
+		// the data is kept: the next create adopts the subscription instead of orphaning it
+		expect(stored(a).subscriptionId).toBe(id);
+
+		await hook('delete', a);
+	});
+
+	test('checkExists is false when the secrets were replaced elsewhere (masked tails differ)', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/rotated' });
+		await activate(a);
+		const id = stored(a).subscriptionId as number;
+		expect((await t.api('PATCH', `/${id}`, { signing_key: 'replaced-by-someone-else' })).status).toBe(200);
+		expect((await hook('checkExists', a)).result).toBe(false);
+		await hook('create', a);
+		const subscription = (await subscriptionsOf()).find((s) => s.id === id)!;
+		expect(subscription.signing_key).toBe(stored(a).signingKey);
+		expect((await hook('checkExists', a)).result).toBe(true);
+		await hook('delete', a);
+	});
+
+	test('after a disabled subscription, activation adopts it (422 duplicate): new secrets, enabled, same id', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/adopt-disabled' });
+		await activate(a);
+		const first = { ...stored(a) };
+		await t.api('PATCH', `/${first.subscriptionId as number}`, { is_enabled: false });
+
+		const after = await activate(a);
+		expect(after.subscriptionId).toBe(first.subscriptionId);
+		expect(after.signingKey).not.toBe(first.signingKey);
+		expect(after.authToken).not.toBe(first.authToken);
+
+		const live = (await subscriptionsOf()).filter((s) => s.url === first.url && s.deleted_at === null);
+		expect(live).toHaveLength(1);
+		expect(live[0]).toMatchObject({ id: first.subscriptionId, is_enabled: true, signing_key: after.signingKey, auth_token: after.authToken });
+		await hook('delete', a);
+	});
+
+	test('with lost static data, create adopts the existing event+url subscription instead of failing', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/adopt-lost' });
+		await activate(a);
+		const first = { ...stored(a) };
+
+		const fresh = activation({ webhookBaseUrl: 'https://n8n.test/adopt-lost' });
+		expect((await hook('checkExists', fresh)).result).toBe(false);
+		expect((await hook('create', fresh)).result).toBe(true);
+		expect(stored(fresh).subscriptionId).toBe(first.subscriptionId);
+
+		const subscription = (await subscriptionsOf()).find((s) => s.id === first.subscriptionId)!;
+		expect(subscription.signing_key).toBe(stored(fresh).signingKey);
+		expect(subscription.auth_token).toBe(stored(fresh).authToken);
+		expect(subscription.is_enabled).toBe(true);
+		await hook('delete', fresh);
+	});
+
+	test('a changed WEBHOOK_URL creates a subscription for the new URL and deletes the old one', async () => {
+		const a = activation({ webhookBaseUrl: 'https://old.test/webhook' });
+		await activate(a);
+		const oldId = stored(a).subscriptionId as number;
+
+		const moved = { ...a, webhookBaseUrl: 'https://new.test/webhook' };
+		const after = await activate(moved);
+		expect(after.subscriptionId).not.toBe(oldId);
+		expect(after.url).toMatch(/^https:\/\/new\.test\//);
+		const all = await subscriptionsOf();
+		expect(all.find((s) => s.id === oldId)!.deleted_at).not.toBeNull();
+		expect(all.find((s) => s.id === after.subscriptionId)!.deleted_at).toBeNull();
+		await hook('delete', moved);
+	});
+
+	test('checkExists on a subscription deleted elsewhere (404) clears static data and returns false', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/gone' });
+		await activate(a);
+		const id = stored(a).subscriptionId as number;
+		expect((await t.api('DELETE', `/${id}`)).status).toBe(204);
+
+		expect((await hook('checkExists', a)).result).toBe(false);
+		expect(stored(a)).toEqual({});
+		// and activation then creates a new one
+		const after = await activate(a);
+		expect(after.subscriptionId).not.toBe(id);
+		await hook('delete', a);
+	});
+
+	test('delete removes the subscription and clears static data; a 404 on delete is fine', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/delete' });
+		await activate(a);
+		const kept = { ...stored(a) };
+
+		expect((await hook('delete', a)).result).toBe(true);
+		expect(stored(a)).toEqual({});
+		const subscription = (await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!;
+		expect(subscription.deleted_at).not.toBeNull();
+
+		// the same data once more (a second deactivation, or deleted elsewhere first): 404, still fine
+		a.staticData[NODE_KEY] = { ...kept };
+		expect((await hook('delete', a)).result).toBe(true);
+		expect(stored(a)).toEqual({});
+
+		// nothing stored: nothing to do
+		expect((await hook('delete', a)).result).toBe(true);
+	});
+
+	test('a non-https webhook URL fails before anything is sent, explaining WEBHOOK_URL', async () => {
+		const { username, credentials } = await t.newUser('http');
+		const a = activation({ credentials, webhookBaseUrl: 'http://localhost:5678/webhook' });
+		const error = await hook('create', a).catch((e: Error & { description?: string }) => e);
+		expect(error).toBeInstanceOf(Error);
+		const { message, description } = error as Error & { description?: string };
+		expect(message).toContain('https://');
+		expect(message).toContain('http://localhost:5678/webhook');
+		expect(description).toContain('WEBHOOK_URL');
+		expect(await t.sandbox.control.requests({ username })).toHaveLength(0);
+		expect(stored(a)).toEqual({});
+	});
+
+	test('the 100-subscription cap gives an error that names the limit', async () => {
+		const { username, credentials } = await t.newUser('cap');
+		// fill the cap through the trigger itself, 100 distinct webhook URLs (an event nothing
+		// here fires, so the sandbox does not try to deliver to them)
+		const fillers: Activation[] = [];
+		for (let i = 0; i < 100; i++) {
+			const filler = activation({
+				credentials,
+				parameters: { event: 'Events\\Quiz\\Attempt_completed' },
+				webhookBaseUrl: `https://fill-${i}.test/webhook`,
+			});
+			await hook('create', filler);
+			fillers.push(filler);
+		}
+		expect((await subscriptionsOf(username)).filter((s) => s.deleted_at === null)).toHaveLength(100);
+
+		const a = activation({ credentials, webhookBaseUrl: 'https://n8n.test/over-cap' });
+		const error = (await hook('create', a).catch((e: Error) => e)) as Error & { description?: string };
+		expect(error).toBeInstanceOf(Error);
+		expect(error.message).toContain('100');
+		expect(error.message).toMatch(/at most 100 webhook subscriptions per API key/);
+		expect(stored(a)).toEqual({});
+
+		// one deactivation frees a place
+		await hook('delete', fillers[0]);
+		expect((await hook('create', a)).result).toBe(true);
+		for (const filler of [...fillers.slice(1), a]) await hook('delete', filler);
+		expect((await subscriptionsOf(username)).filter((s) => s.deleted_at === null)).toHaveLength(0);
+	});
+
+	test('"listen for test event": the /webhook-test/ URL gets its own subscription, created from empty static data', async () => {
+		const a = activation({ isTest: true });
+		const kept = await activate(a);
+		expect(kept.url).toMatch(/^https:\/\/n8n\.test\/webhook-test\//);
+		const { contentId, userId } = await aCourseAndLearner();
+		const attempt = await captureDelivery(kept.subscriptionId as number, () =>
+			t.sandbox.control.simulateCompletion({ contentId, userId }),
+		);
+		const { webhookResponse } = await deliver(a, attempt.headers, Buffer.from(attempt.body, 'utf8'));
+		expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
+		expect((await hook('delete', a)).result).toBe(true);
+		expect((await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!.deleted_at).not.toBeNull();
+	});
+});
+
+describe('deliveries', () => {
+	let a: Activation;
+	let attempt: DeliveryAttempt;
+	let rawBody: Buffer;
+
+	beforeAll(async () => {
+		a = activation({ webhookBaseUrl: 'https://n8n.test/deliveries' });
+		const kept = await activate(a);
+		const { contentId, userId } = await aCourseAndLearner();
+		attempt = await captureDelivery(kept.subscriptionId as number, () =>
+			t.sandbox.control.simulateCompletion({ contentId, userId }),
+		);
+		rawBody = Buffer.from(attempt.body, 'utf8');
+	});
+	afterAll(async () => await hook('delete', a));
+
+	const headersWith = (changes: Record<string, string | undefined>) => {
+		const headers: Record<string, string> = { ...attempt.headers };
+		for (const [name, value] of Object.entries(changes)) {
+			if (value === undefined) delete headers[name];
+			else headers[name] = value;
+		}
+		return headers;
+	};
+	const digest = () => Buffer.from(attempt.headers['x-signature'], 'hex');
+
+	async function expectRejected(headers: Record<string, string>, body = rawBody) {
+		const { webhookResponse, response } = await deliver(a, headers, body);
+		expect(webhookResponse).toEqual({ noWebhookResponse: true });
+		expect(webhookResponse.workflowData).toBeUndefined();
+		expect(response.statusCode).toBe(401);
+		expect(response.ended).toBe(true);
+	}
+
+	test('the sandbox signed the delivery with the stored key and sent the stored token', () => {
+		expect(attempt.headers['x-signature']).toBe(
+			createHmac('sha256', stored(a).signingKey as string).update(rawBody).digest('hex'),
+		);
+		expect(attempt.headers.authorization).toBe(`Bearer ${stored(a).authToken as string}`);
+	});
+
+	test('a valid delivery (hex signature, as sent) starts one execution with the body untouched', async () => {
+		const { webhookResponse, response } = await deliver(a, attempt.headers, rawBody);
+		const items = webhookResponse.workflowData?.[0] ?? [];
+		expect(items).toHaveLength(1);
+		const sent = JSON.parse(attempt.body) as IDataObject;
+		expect(items[0].json).toEqual(sent);
+		expect(Object.keys(items[0].json).sort()).toEqual(['api_version', 'delivery_id', 'event', 'now', 'payload']);
+		expect(items[0].json.event).toBe(COMPLETION_CREATED);
+		expect(items[0].json.api_version).toBe('2.0');
+		const completion = (items[0].json.payload as IDataObject).completion as IDataObject;
+		// timestamps exactly as sent (+00:00 form kept)
+		expect(completion.time_completed).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
+		expect(response.statusCode).toBe(200);
+	});
+
+	test('a valid base64 signature is accepted', async () => {
+		const { webhookResponse } = await deliver(a, headersWith({ 'x-signature': digest().toString('base64') }), rawBody);
+		expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
+	});
+
+	test('a valid signature with a sha256= prefix is accepted (hex and base64)', async () => {
+		for (const signature of [`sha256=${digest().toString('hex')}`, `sha256=${digest().toString('base64')}`]) {
+			const { webhookResponse } = await deliver(a, headersWith({ 'x-signature': signature }), rawBody);
+			expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
+		}
+	});
+
+	test('a tampered body is answered 401 and starts nothing', async () => {
+		const tampered = Buffer.from(attempt.body.replace('"api_version":"2.0"', '"api_version":"2.1"'), 'utf8');
+		expect(tampered.equals(rawBody)).toBe(false);
+		await expectRejected(attempt.headers, tampered);
+	});
+
+	test('a signature made with another key is answered 401', async () => {
+		const forged = createHmac('sha256', 'not-the-stored-key').update(rawBody).digest('hex');
+		await expectRejected(headersWith({ 'x-signature': forged }));
+	});
+
+	test('a missing X-Signature header is answered 401', async () => {
+		await expectRejected(headersWith({ 'x-signature': undefined }));
+	});
+
+	test('a wrong or missing bearer token is answered 401, even with a valid signature', async () => {
+		await expectRejected(headersWith({ authorization: 'Bearer not-the-token' }));
+		await expectRejected(headersWith({ authorization: undefined }));
+	});
+
+	test('without stored secrets every delivery is rejected', async () => {
+		const { webhookResponse, response } = await runWebhook(trigger, {
+			parameters: a.parameters,
+			credentials: a.credentials,
+			staticData: { [NODE_KEY]: { subscriptionId: stored(a).subscriptionId as number } },
+			headers: attempt.headers,
+			rawBody,
+		});
+		expect(webhookResponse).toEqual({ noWebhookResponse: true });
+		expect(response.statusCode).toBe(401);
+	});
+
+	test('a correctly signed body that is not JSON is answered 400 and starts nothing', async () => {
+		const notJson = Buffer.from('event=Events%5CCourses%5CCompletion_created', 'utf8');
+		const signature = createHmac('sha256', stored(a).signingKey as string).update(notJson).digest('hex');
+		const { webhookResponse, response } = await deliver(a, headersWith({ 'x-signature': signature }), notJson);
+		expect(webhookResponse).toEqual({ noWebhookResponse: true });
+		expect(response.statusCode).toBe(400);
+	});
+});
+
+describe('wildcard subscriptions', () => {
+	test('pass on only the chosen concrete events; others are acknowledged without an execution', async () => {
+		const parameters = { event: COURSES_WILDCARD, passOnEvents: [COMPLETION_CREATED] };
+		const a = activation({ parameters, webhookBaseUrl: 'https://n8n.test/wildcard' });
+		const kept = await activate(a);
+		expect(kept.event).toBe(COURSES_WILDCARD);
+		const { contentId, userId } = await aCourseAndLearner();
+
+		const created = await captureDelivery(kept.subscriptionId as number, () =>
+			t.sandbox.control.simulateCompletion({ contentId, userId }),
+		);
+		const createdRun = await deliver(a, created.headers, Buffer.from(created.body, 'utf8'));
+		expect(createdRun.webhookResponse.workflowData?.[0]).toHaveLength(1);
+
+		const completionId = ((JSON.parse(created.body) as IDataObject).payload as { completion: { id: number } }).completion.id;
+		const updated = await captureDelivery(kept.subscriptionId as number, () =>
+			t.sandbox.control.simulateRecordChange(completionId),
+		);
+		expect(updated.event).toBe(COMPLETION_UPDATED);
+		const updatedRun = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'));
+		expect(updatedRun.webhookResponse.workflowData).toBeUndefined();
+		expect(updatedRun.webhookResponse.webhookResponse).toEqual({ received: true, passedOn: false });
+
+		// with no choice, the wildcard passes on everything it covers
+		const everything = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'), { event: COURSES_WILDCARD });
+		expect(everything.webhookResponse.workflowData?.[0]).toHaveLength(1);
+		await hook('delete', a);
+	});
+});
