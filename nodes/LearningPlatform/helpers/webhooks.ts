@@ -220,7 +220,7 @@ export const subscriptionOptionFields: INodeProperties[] = [
 		typeOptions: { password: true },
 		default: '',
 		description:
-			'Bearer token the platform sends as "Authorization: Bearer <token>" with each delivery, so the receiver can check the caller',
+			'Bearer token the platform sends as "Authorization: Bearer &lt;token&gt;" with each delivery, so the receiver can check the caller',
 	},
 	{
 		displayName: 'Auth Type (Label)',
@@ -240,11 +240,11 @@ export const subscriptionOptionFields: INodeProperties[] = [
 		name: 'content_type_header',
 		type: 'options',
 		options: [
-			{ name: 'application/json', value: 'application/json' },
-			{ name: 'application/x-www-form-urlencoded', value: 'application/x-www-form-urlencoded' },
+			{ name: 'JSON', value: 'application/json' },
+			{ name: 'Form URL-Encoded', value: 'application/x-www-form-urlencoded' },
 		],
 		default: 'application/json',
-		description: 'Display-only label. Deliveries are always sent as application/json.',
+		description: 'Display-only label. Deliveries are always sent as JSON.',
 	},
 	{
 		displayName: 'Enabled',

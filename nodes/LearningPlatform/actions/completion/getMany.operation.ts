@@ -12,8 +12,8 @@ const properties: INodeProperties[] = [
 		name: 'returnAll',
 		type: 'boolean',
 		default: false,
-		description:
-			'Whether to read the feed to its end (500 records per request) or stop after Limit records',
+		// reading to the end uses pages of 500, the most the API allows (fewest requests)
+		description: 'Whether to return all results or only up to a given limit',
 	},
 	{
 		displayName: 'Limit',

@@ -14,7 +14,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		required: true,
 		description:
-			'Event to subscribe to, or a wildcard (* for all, Events\\Courses\\* for a category). Choose from the list, or specify an event name using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			'Event name to subscribe to, or a wildcard (* for all events, Events\\Courses\\* for one category). Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 	},
 	{
 		displayName: 'URL',

@@ -14,7 +14,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		required: true,
 		description:
-			'A single event (not a wildcard) whose sample payload to get or send. Choose from the list, or specify an event name using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+			'A single event name (not a wildcard) whose sample payload to get or send. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 	},
 	{
 		displayName: 'Send To URL',

@@ -28,7 +28,7 @@ const properties: INodeProperties[] = [
 				typeOptions: { loadOptionsMethod: 'getEvents' },
 				default: '',
 				description:
-					'Event or wildcard to subscribe to instead. Choose from the list, or specify an event name using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+					'Event name or wildcard to subscribe to instead. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 			},
 			{
 				displayName: 'URL',
