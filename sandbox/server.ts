@@ -39,23 +39,17 @@ type Handler = (ctx: Ctx, m: RegExpExecArray) => Reply | Promise<Reply>;
 interface SpecRoute {
 	method: string;
 	re: RegExp;
-	/** operation 1 authenticates with the refresh token itself */
-	refresh?: boolean;
-	handler: Handler;
+	/** API-key operations; null for operation 1, which authenticates with the refresh token itself */
+	handler: Handler | null;
 }
 
 const R = root(REPORT_ROOT);
 const B = root(BOOKMARK_ROOT);
 const W = root(WEBHOOK_ROOT);
-const route = (method: string, path: string, handler: Handler, refresh = false): SpecRoute => ({
-	method,
-	re: new RegExp(`^${path}$`),
-	handler,
-	refresh,
-});
+const route = (method: string, path: string, handler: Handler | null): SpecRoute => ({ method, re: new RegExp(`^${path}$`), handler });
 
 const ROUTES: SpecRoute[] = [
-	route('GET', `${R}/apikeys`, () => ({ status: 500 }), true), // handled specially (see below)
+	route('GET', `${R}/apikeys`, null), // operation 1: refresh (see auth.ts)
 	route('GET', `${R}/activitycompletions`, (ctx) => report(ctx, 'activitycompletions')),
 	route('GET', `${R}/attendance`, (ctx) => report(ctx, 'attendance')),
 	route('GET', `${R}/content`, (ctx) => report(ctx, 'content')),
@@ -225,7 +219,7 @@ async function handleSpec(
 	};
 	const tenancyOk = decodeURIComponent(hit.m![1]) === sb.tenancyId;
 
-	if (hit.r.refresh) return send(res, refresh(ctx, tenancyOk));
+	if (!hit.r.handler) return send(res, refresh(ctx, tenancyOk));
 
 	const auth = authenticate(ctx);
 	if ('reject' in auth) return send(res, auth.reject);

@@ -93,6 +93,22 @@ describe('record shape', () => {
 	});
 });
 
+describe('did-not-complete feature', () => {
+	it('`Did Not Complete` records appear only when the tenancy feature is on', async () => {
+		const off = (await api.walk({ limit: 500, ...ALL })).records;
+		expect(off.some((r) => r.completionstatus === 'Did Not Complete')).toBe(false);
+		await sb.control.setConfig({ didNotCompleteEnabled: true });
+		try {
+			const on = (await api.walk({ limit: 500, ...ALL })).records.filter((r) => r.completionstatus === 'Did Not Complete');
+			expect(on.length).toBeGreaterThan(0);
+			expect(new Set(on.map((r) => r.contenttype))).toEqual(new Set(['Live Learning']));
+			expect(on.every((r) => r.timecompleted === '')).toBe(true);
+		} finally {
+			await sb.control.setConfig({ didNotCompleteEnabled: false });
+		}
+	});
+});
+
 describe('cursor rules', () => {
 	it('next_cursor and next_page_url are null exactly when nothing lies beyond the page', async () => {
 		const all = (await api.walk({ limit: 500, contentId: 102 })).records;
