@@ -70,6 +70,7 @@ describe('completion: getMany', () => {
 		expect(first.error).toBeUndefined();
 		const firstItems = json(first);
 		expect(firstItems).toHaveLength(121);
+		expect(first.hints.map((h) => h.message)).toEqual([expect.stringContaining('Stopped at the limit of 120 records; the feed has more')]);
 		const state = firstItems[120].syncState as Record<string, unknown>;
 		const firstRecords = firstItems.slice(0, 120);
 		expect(state).toEqual({
@@ -87,6 +88,7 @@ describe('completion: getMany', () => {
 		expect(second.error).toBeUndefined();
 		const secondRecords = json(second);
 		expect(secondRecords).toHaveLength(50);
+		expect(second.hints).toHaveLength(1);
 
 		// the same 170 records, in the same order, as one walk would give
 		const reference = json(await t.run(feed({ limit: 170, options: { showSuspended: true } })));

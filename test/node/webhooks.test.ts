@@ -77,9 +77,16 @@ describe('webhook: events', () => {
 
 describe('webhook: create, get, update, delete', () => {
 	test('create sends only the fields set and outputs the secrets it was given', async () => {
-		const created = await createSubscription(`${receiverUrl}/create`, {
-			additionalFields: { signing_key: 'sign-secret-1234', is_enabled: true },
-		});
+		const result = await t.run(
+			webhook('create', {
+				event: COMPLETION_CREATED,
+				url: `${receiverUrl}/create`,
+				additionalFields: { signing_key: 'sign-secret-1234', is_enabled: true },
+			}),
+		);
+		expect(result.error).toBeUndefined();
+		expect(result.hints.map((h) => h.message)).toEqual([expect.stringContaining('unmasked only in this answer')]);
+		const [created] = json(result);
 		expect(created).toMatchObject({
 			id: expect.any(Number),
 			event: COMPLETION_CREATED,
@@ -134,6 +141,7 @@ describe('webhook: create, get, update, delete', () => {
 		});
 		const disabled = await t.run(webhook('update', { webhookId: byId(created.id), updateFields: { is_enabled: false } }));
 		expect(disabled.error).toBeUndefined();
+		expect(disabled.hints).toEqual([]);
 		expect(json(disabled)[0]).toMatchObject({
 			is_enabled: false,
 			url: `${receiverUrl}/update`,

@@ -120,7 +120,7 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether to add one last item {syncState: {next_cursor, newest_lastupdated, ...}} after the records, so a scheduled workflow can store it and continue next time with "Start From Cursor" (or "Updated Since" = newest_lastupdated)',
+					'Whether to add one last item {syncState: {next_cursor, newest_lastupdated, reached_end, ...}} after the records, so a scheduled workflow can store it and continue next time with "Start From Cursor" (or with "Updated Since" = newest_lastupdated, which is the given Updated Since when no record came)',
 			},
 		],
 	},
@@ -131,6 +131,7 @@ const displayOptions = { show: { resource: ['completion'], operation: ['getMany'
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	let moreAvailableHinted = false;
 	return await runPerItem.call(this, async function (itemIndex) {
 		const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 		const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
@@ -171,6 +172,15 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				type: 'warning',
 				location: 'outputPane',
 				message: `The API rejected the cursor from "Start From Cursor", so the feed was read again from ${result.restartedFrom} (the last known-good time). Records from that time on may repeat; upsert on "completionid".`,
+			});
+		}
+
+		if (limit !== undefined && !result.reachedEnd && !moreAvailableHinted) {
+			moreAvailableHinted = true;
+			this.addExecutionHints({
+				type: 'info',
+				location: 'outputPane',
+				message: `Stopped at the limit of ${limit} records; the feed has more. Turn on "Return All", or continue in a later run with "Start From Cursor" (Options → "Output Sync State" gives the cursor).`,
 			});
 		}
 

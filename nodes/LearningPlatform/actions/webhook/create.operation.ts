@@ -40,6 +40,7 @@ const displayOptions = { show: { resource: ['webhook'], operation: ['create'] } 
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	let secretsHinted = false;
 	return await runPerItem.call(this, async function (itemIndex) {
 		const event = String(this.getNodeParameter('event', itemIndex, '') ?? '').trim();
 		if (event === '') {
@@ -48,6 +49,15 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const url = this.getNodeParameter('url', itemIndex, '') as string;
 		const additionalFields = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 		const body = subscriptionBody.call(this, { ...additionalFields, event, url }, itemIndex);
+		if (!secretsHinted && (body.signing_key !== undefined || body.auth_token !== undefined)) {
+			secretsHinted = true;
+			this.addExecutionHints({
+				type: 'info',
+				location: 'outputPane',
+				message:
+					'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
+			});
+		}
 		try {
 			// create returns the secrets unmasked: the user just set them, so they stay in the output
 			return (await apiRequest.call(this, 'POST', 'webhook', '', { body, itemIndex })) as IDataObject;

@@ -48,6 +48,7 @@ const displayOptions = { show: { resource: ['webhook'], operation: ['update'] } 
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
+	let secretsHinted = false;
 	return await runPerItem.call(this, async function (itemIndex) {
 		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
 		const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
@@ -55,6 +56,15 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		if (Object.keys(body).length === 0) {
 			throw new NodeOperationError(this.getNode(), 'Nothing to update: add at least one field under "Update Fields"', {
 				itemIndex,
+			});
+		}
+		if (!secretsHinted && (body.signing_key !== undefined || body.auth_token !== undefined)) {
+			secretsHinted = true;
+			this.addExecutionHints({
+				type: 'info',
+				location: 'outputPane',
+				message:
+					'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
 			});
 		}
 		try {
