@@ -95,7 +95,7 @@ describe('config, clock, generate, reset', () => {
 			const w = await a.walk({ limit: 500, showSuspended: true });
 			expect(w.records.length).toBe(100_010);
 			expect(new Set(w.records.map((r) => r.completionid)).size).toBe(100_010);
-			console.log(`walked 100,010 records in ${Date.now() - t2} ms`);
+			expect(Date.now() - t2).toBeLessThan(20_000);
 		} finally {
 			await own.close();
 		}
