@@ -1,10 +1,10 @@
 // Two projects: `integration` talks to the sandbox API on loopback through n8n-core's real
-// execution code; `e2e` drives a real n8n process with the packed package installed.
-const tsJest = ['ts-jest', { tsconfig: 'tsconfig.check.json', isolatedModules: true, diagnostics: false }];
+// execution code; `e2e` drives a real n8n process with the packed package installed (run it
+// with --runInBand: its files share one machine's ports and CPU). scripts/run-tests.js runs both.
+const tsJest = ['ts-jest', { tsconfig: 'tsconfig.check.json', diagnostics: false }];
 
 /** @type {import('jest').Config} */
 module.exports = {
-	reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
 	projects: [
 		{
 			displayName: 'integration',
@@ -20,7 +20,6 @@ module.exports = {
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 			testTimeout: 900_000,
-			maxWorkers: 1,
 		},
 	],
 };
