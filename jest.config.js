@@ -5,6 +5,8 @@ const tsJest = ['ts-jest', { tsconfig: 'tsconfig.check.json', diagnostics: false
 
 /** @type {import('jest').Config} */
 module.exports = {
+	// A root option: jest ignores testTimeout inside a project. e2e files raise it with jest.setTimeout.
+	testTimeout: 60_000,
 	projects: [
 		{
 			displayName: 'integration',
@@ -12,14 +14,12 @@ module.exports = {
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/**/*.test.ts'],
 			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
-			testTimeout: 60_000,
 		},
 		{
 			displayName: 'e2e',
 			testEnvironment: 'node',
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
-			testTimeout: 900_000,
 		},
 	],
 };
