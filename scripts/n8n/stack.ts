@@ -1,0 +1,181 @@
+// The whole set-up of one run, shared by `npm run sandbox` and the end-to-end suite:
+// n8n installed (cached) + the package packed and installed as a community package + the sandbox
+// API + the TLS front + one n8n main process with an owner and a public-API key.
+//
+// Queue mode (issue 8) adds processes to the same host: `stack.host.startProcess({command:
+// 'worker', ...})` with a shared database passed through `n8nEnv`.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DEFAULT_OWNER, type N8nClient, type OwnerAccount } from './client';
+import { ensureN8nInstalled } from './install';
+import { log, step } from './log';
+import { N8nHost, type N8nProcess } from './n8n';
+import { packPackage, type PackedPackage } from './pack';
+import type { N8nPaths } from './paths';
+import { assertPortsFree, freePort } from './ports';
+import { onCleanup } from './processes';
+import { startSandboxApi, type SandboxApi } from './sandbox-api';
+import { makeCertificates, startTlsFront, type Certificates, type TlsFront } from './tls-front';
+
+export interface StackPorts {
+	n8n: number;
+	broker: number;
+	sandbox: number;
+	front: number;
+}
+
+export interface StackOptions {
+	/** Short name used in temp-folder and log names. */
+	name: string;
+	/** Folder for the n8n user folder, certificates, logs. Default: a new temp folder, removed on stop. */
+	workDir?: string;
+	/** Keep `workDir` on stop (always kept when LP_KEEP_WORKDIR=1). */
+	keepWorkDir?: boolean;
+	/** Fixed ports; any missing one is picked free. With fixed ports, a taken one fails clearly. */
+	ports?: Partial<StackPorts>;
+	/** Start the sandbox API (default true). */
+	sandbox?: boolean;
+	sandboxStateFile?: string;
+	sandboxArgs?: string[];
+	/** Reuse an encryption key (a persistent user folder needs the same key every time). */
+	encryptionKey?: string;
+	/** Extra environment of every n8n process. */
+	n8nEnv?: Record<string, string>;
+	/** Interface n8n listens on (default 127.0.0.1). */
+	listenAddress?: string;
+	owner?: OwnerAccount;
+	/** Echo n8n's and the sandbox's output. */
+	echo?: boolean;
+	/** A tarball already packed (skip build + pack). */
+	packed?: PackedPackage;
+}
+
+export interface Stack {
+	workDir: string;
+	paths: N8nPaths;
+	ports: StackPorts;
+	packed: PackedPackage;
+	certificates: Certificates;
+	front: TlsFront;
+	sandbox?: SandboxApi;
+	host: N8nHost;
+	main: N8nProcess;
+	client: N8nClient;
+	owner: OwnerAccount;
+	/** `https://127.0.0.1:<front>/` */
+	webhookBaseUrl: string;
+	stop(): Promise<void>;
+}
+
+export async function startStack(options: StackOptions): Promise<Stack> {
+	const t0 = Date.now();
+	const workDir = options.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-`));
+	fs.mkdirSync(workDir, { recursive: true });
+	const keep = options.keepWorkDir || process.env.LP_KEEP_WORKDIR === '1';
+	const logDir = path.join(workDir, 'logs');
+	log(`${options.name}: work folder ${workDir} (logs in ${logDir})`);
+
+	const stoppers: Array<{ name: string; fn: () => Promise<void> }> = [];
+	let stopped = false;
+	let failed = false;
+	const stop = async () => {
+		if (stopped) return;
+		stopped = true;
+		await step(`${options.name}: shut down`, async () => {
+			while (stoppers.length) {
+				const s = stoppers.pop()!;
+				try {
+					await s.fn();
+				} catch (error) {
+					log(`stopping ${s.name} failed: ${(error as Error).message}`);
+				}
+			}
+		});
+		if (!keep && !failed && !options.workDir) fs.rmSync(workDir, { recursive: true, force: true });
+		else log(`kept ${workDir}`);
+	};
+	const unregister = onCleanup(`${options.name} stack`, stop);
+
+	try {
+		const ports: StackPorts = {
+			n8n: options.ports?.n8n ?? (await freePort()),
+			broker: options.ports?.broker ?? (await freePort()),
+			sandbox: options.ports?.sandbox ?? (await freePort()),
+			front: options.ports?.front ?? (await freePort()),
+		};
+		await assertPortsFree([
+			{ port: ports.n8n, what: 'n8n editor and API', flag: '--port', env: 'N8N_PORT' },
+			{ port: ports.broker, what: "n8n's task broker", flag: '--broker-port', env: 'N8N_RUNNERS_BROKER_PORT' },
+			...(options.sandbox === false ? [] : [{ port: ports.sandbox, what: 'sandbox learning-platform API', flag: '--api-port', env: 'LP_SANDBOX_PORT' }]),
+			{ port: ports.front, what: 'TLS front (https webhooks)', flag: '--front-port', env: 'LP_FRONT_PORT' },
+		]);
+
+		// The n8n install (network-bound) and the build (CPU-bound) overlap on a fresh machine.
+		const [paths, packed] = await Promise.all([
+			step('ensure n8n installed', () => ensureN8nInstalled()),
+			options.packed ? Promise.resolve(options.packed) : packPackage({ outDir: path.join(workDir, 'pack') }),
+		]);
+
+		const certificates = await step('make TLS certificates (openssl)', () => makeCertificates(path.join(workDir, 'tls')));
+
+		const front = await startTlsFront({ port: ports.front, targetPort: ports.n8n, certificates });
+		stoppers.push({ name: 'TLS front', fn: () => front.close() });
+
+		let sandbox: SandboxApi | undefined;
+		if (options.sandbox !== false) {
+			sandbox = await startSandboxApi({
+				port: ports.sandbox,
+				stateFile: options.sandboxStateFile,
+				trustCaFile: certificates.caCertFile,
+				logFile: path.join(logDir, 'sandbox-api.log'),
+				extraArgs: options.sandboxArgs,
+				echo: options.echo,
+			});
+			stoppers.push({ name: 'sandbox API', fn: () => sandbox!.stop() });
+		}
+
+		const webhookBaseUrl = `${front.url}/`;
+		const host = new N8nHost({
+			userFolder: path.join(workDir, 'n8n'),
+			encryptionKey: options.encryptionKey,
+			webhookUrl: webhookBaseUrl,
+			env: options.n8nEnv,
+			logDir,
+			listenAddress: options.listenAddress,
+			paths,
+		});
+		await host.installCommunityPackage(packed.tarball);
+
+		const main = await host.startProcess({ port: ports.n8n, brokerPort: ports.broker, name: 'n8n-main', echo: options.echo });
+		stoppers.push({ name: 'n8n processes', fn: async () => void (await Promise.all(host.processes.map((p) => p.stop()))) });
+
+		const owner = options.owner ?? DEFAULT_OWNER;
+		await step('owner account + public API key', () => main.client.setupOwnerAndApiKey(owner));
+
+		log(`${options.name}: stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+		return {
+			workDir,
+			paths,
+			ports,
+			packed,
+			certificates,
+			front,
+			sandbox,
+			host,
+			main,
+			client: main.client,
+			owner,
+			webhookBaseUrl,
+			stop: async () => {
+				unregister();
+				await stop();
+			},
+		};
+	} catch (error) {
+		failed = true;
+		unregister();
+		await stop();
+		throw error;
+	}
+}

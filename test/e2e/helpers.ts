@@ -1,0 +1,105 @@
+// Shared set-up of the end-to-end files: one real n8n per test file (beforeAll), stopped in
+// afterAll even when tests fail, with every step's time printed at the end.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+	cleanupAll,
+	log,
+	REPO_ROOT,
+	startStack,
+	timingReport,
+	type N8nClient,
+	type Stack,
+	type StackOptions,
+	type PackedPackage,
+	type WorkflowJson,
+} from '../../scripts/n8n';
+
+// jest reads `testTimeout` from the global config only, so the e2e project's 900 s in
+// jest.config.js does not reach the tests: set it here for every e2e file.
+jest.setTimeout(900_000);
+
+export const PACKAGE_NAME = 'n8n-nodes-learning-platform';
+export const TYPES = {
+	action: `${PACKAGE_NAME}.learningPlatform`,
+	trigger: `${PACKAGE_NAME}.learningPlatformTrigger`,
+	poll: `${PACKAGE_NAME}.learningPlatformCompletionTrigger`,
+	credential: 'learningPlatformApi',
+} as const;
+
+/** Which parts of the package exist in this checkout (the suite grows as they land). */
+export function landed(): { action: boolean; trigger: boolean; poll: boolean; credential: boolean; sandbox: boolean } {
+	const has = (p: string) => fs.existsSync(path.join(REPO_ROOT, p));
+	return {
+		action: has('nodes/LearningPlatform/LearningPlatform.node.ts'),
+		trigger: has('nodes/LearningPlatformTrigger/LearningPlatformTrigger.node.ts'),
+		poll: has('nodes/LearningPlatformCompletionTrigger/LearningPlatformCompletionTrigger.node.ts'),
+		credential: has('credentials/LearningPlatformApi.credentials.ts'),
+		sandbox: has('sandbox/cli.ts'),
+	};
+}
+
+/** A pre-packed tarball (LP_E2E_TARBALL) skips the build + pack. */
+function prepacked(): PackedPackage | undefined {
+	const tarball = process.env.LP_E2E_TARBALL;
+	if (!tarball) return undefined;
+	return { tarball, name: PACKAGE_NAME, version: 'prepacked', files: [] };
+}
+
+/**
+ * Starts the stack for one test file and registers its shutdown. Use as
+ * `const ctx = useStack('name')` at the top of a describe; `ctx.stack` is set in beforeAll.
+ */
+export function useStack(name: string, options: Partial<StackOptions> = {}): { stack: Stack; client: N8nClient } {
+	const ctx = {} as { stack: Stack; client: N8nClient };
+	beforeAll(async () => {
+		ctx.stack = await startStack({ name, sandbox: landed().sandbox, packed: prepacked(), ...options });
+		ctx.client = ctx.stack.client;
+	}, 900_000);
+	afterAll(async () => {
+		try {
+			await ctx.stack?.stop();
+		} finally {
+			await cleanupAll();
+			log(`${name}: step timings\n${timingReport()}`);
+		}
+	}, 120_000);
+	return ctx;
+}
+
+let idCounter = 0;
+/** A workflow/credential id unique in this run (n8n ids: up to 16 characters, alphanumeric). */
+export function uniqueId(prefix: string): string {
+	const rand = Math.random().toString(36).slice(2, 8);
+	return `${prefix}${(++idCounter).toString(36)}${rand}`.replace(/[^a-zA-Z0-9]/g, '').slice(0, 16);
+}
+
+export interface NodeSpec {
+	name: string;
+	type: string;
+	parameters?: Record<string, unknown>;
+	credentialId?: string;
+	typeVersion?: number;
+	webhookId?: string;
+}
+
+/** A linear workflow: node[0] -> node[1] -> ... */
+export function linearWorkflow(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
+	const nodes = specs.map((spec, index) => ({
+		id: `${id}-${index}`,
+		name: spec.name,
+		type: spec.type,
+		typeVersion: spec.typeVersion ?? 1,
+		position: [index * 220, 0],
+		parameters: spec.parameters ?? {},
+		...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
+		...(spec.credentialId ? { credentials: { [TYPES.credential]: { id: spec.credentialId, name: spec.credentialId } } } : {}),
+	}));
+	const connections: Record<string, unknown> = {};
+	for (let i = 0; i < specs.length - 1; i++) {
+		connections[specs[i].name] = { main: [[{ node: specs[i + 1].name, type: 'main', index: 0 }]] };
+	}
+	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
