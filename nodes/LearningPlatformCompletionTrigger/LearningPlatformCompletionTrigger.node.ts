@@ -11,6 +11,7 @@ import type { FeedFilters } from '../LearningPlatform/helpers/feed';
 import { feedFilterQuery, toFeedTimestamp, walkFeed } from '../LearningPlatform/helpers/feed';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import {
+	VISIBILITY_MARGIN_SECONDS,
 	advanceFeedState,
 	initialFeedState,
 	readFeedState,
@@ -22,9 +23,17 @@ const FEED_PAGE_SIZE = 500;
 /** Manual runs show this many of the newest records. */
 const MANUAL_SAMPLE_SIZE = 10;
 /** Manual runs look back over growing windows until enough records are found (null: all time). */
-const MANUAL_WINDOWS_SECONDS: Array<number | null> = [3600, 86_400, 7 * 86_400, 30 * 86_400, 365 * 86_400, null];
-/** ...reading at most this many records per window (two requests). */
-const MANUAL_SCAN_LIMIT = 1000;
+const MANUAL_WINDOWS_SECONDS: Array<number | null> = [
+	600,
+	3600,
+	86_400,
+	7 * 86_400,
+	30 * 86_400,
+	365 * 86_400,
+	null,
+];
+/** ...reading at most this many pages per window, so a manual run stays quick on a busy tenancy. */
+const MANUAL_MAX_PAGES_PER_WINDOW = 10;
 
 const COMPLETION_STATUSES = ['Completed', 'In Progress', 'Enrolled', 'Archived', 'Viewed', 'Did Not Complete'];
 
@@ -35,8 +44,8 @@ interface TriggerSettings {
 	filtersKey: string;
 }
 
-function nowAsFeedTimestamp(): string {
-	return `${new Date().toISOString().slice(0, 19)}Z`;
+function secondsAgo(seconds: number): string {
+	return `${new Date(Date.now() - seconds * 1000).toISOString().slice(0, 19)}Z`;
 }
 
 function readSettings(this: IPollFunctions): TriggerSettings {
@@ -58,41 +67,60 @@ function readSettings(this: IPollFunctions): TriggerSettings {
 	return { filters, statuses, filtersKey };
 }
 
-/** Where a first activation starts, and a text identifying that setting. */
-function startPoint(this: IPollFunctions): { since: string; origin: string } {
+/**
+ * Where a first activation starts, and a text identifying that setting. "Now" is not taken from
+ * this machine's clock alone (it may be ahead of the platform's): the first poll reads the last
+ * minutes as a baseline and emits nothing from it, so only changes after it are emitted.
+ */
+function startPoint(this: IPollFunctions): { since: string; origin: string; baseline: boolean } {
 	const startFrom = this.getNodeParameter('startFrom', 'now') as string;
-	if (startFrom === 'beginning') return { since: '', origin: 'beginning' };
+	if (startFrom === 'beginning') return { since: '', origin: 'beginning', baseline: false };
 	if (startFrom === 'date') {
 		const since = toFeedTimestamp(this.getNodeParameter('startDate', ''), 'Start Date', {
 			node: this.getNode(),
 			timezone: this.getTimezone(),
 		});
-		return { since, origin: `date:${since}` };
+		return { since, origin: `date:${since}`, baseline: false };
 	}
-	return { since: nowAsFeedTimestamp(), origin: 'now' };
+	return { since: secondsAgo(VISIBILITY_MARGIN_SECONDS), origin: 'now', baseline: true };
 }
 
-function secondsAgo(seconds: number): string {
-	return `${new Date(Date.now() - seconds * 1000).toISOString().slice(0, 19)}Z`;
+function passesStatus(settings: TriggerSettings, record: IDataObject): boolean {
+	return settings.statuses.length === 0 || settings.statuses.includes(String(record.completionstatus));
 }
 
-/** A manual run: the newest records that pass the filters, read without touching the stored position. */
+/**
+ * A manual run: the newest records that pass the filters, read without touching the stored
+ * position. The feed is oldest-first, so recent windows are tried first and each is read to its end.
+ */
 async function newestSample(this: IPollFunctions, settings: TriggerSettings): Promise<IDataObject[]> {
-	let matches: IDataObject[] = [];
+	const sample = new Map<string, IDataObject>();
 	for (const windowSeconds of MANUAL_WINDOWS_SECONDS) {
-		const walk = await walkFeed.call(this, {
-			filters: settings.filters,
-			updatedSince: windowSeconds === null ? undefined : secondsAgo(windowSeconds),
-			pageSize: FEED_PAGE_SIZE,
-			maxRecords: MANUAL_SCAN_LIMIT,
-		});
-		matches = walk.records.filter(
-			(record) => settings.statuses.length === 0 || settings.statuses.includes(String(record.completionstatus)),
-		);
-		// a window holding more than the scan limit is busy enough: a wider one only reaches further back
-		if (matches.length >= MANUAL_SAMPLE_SIZE || walk.records.length >= MANUAL_SCAN_LIMIT) break;
+		sample.clear();
+		const updatedSince = windowSeconds === null ? undefined : secondsAgo(windowSeconds);
+		let cursor: string | undefined;
+		for (let page = 0; page < MANUAL_MAX_PAGES_PER_WINDOW; page++) {
+			const walk = await walkFeed.call(this, {
+				filters: settings.filters,
+				cursor,
+				updatedSince,
+				pageSize: FEED_PAGE_SIZE,
+				maxRecords: FEED_PAGE_SIZE,
+			});
+			for (const record of walk.records) {
+				if (!passesStatus(settings, record)) continue;
+				const id = String(record.completionid);
+				sample.delete(id);
+				sample.set(id, record);
+				if (sample.size > MANUAL_SAMPLE_SIZE) sample.delete(sample.keys().next().value as string);
+			}
+			// the feed's end: no new cursor handed out
+			if (!walk.nextCursor || walk.nextCursor === cursor) break;
+			cursor = walk.nextCursor;
+		}
+		if (sample.size >= MANUAL_SAMPLE_SIZE) break;
 	}
-	return matches.slice(-MANUAL_SAMPLE_SIZE);
+	return [...sample.values()];
 }
 
 export class LearningPlatformCompletionTrigger implements INodeType {
@@ -259,8 +287,10 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		const staticData = this.getWorkflowStaticData('node');
 		const start = startPoint.call(this);
 		let state = readFeedState(staticData);
+		let baseline = false;
 		if (state === undefined || state.origin !== start.origin) {
 			state = initialFeedState(start.since, settings.filtersKey, start.origin);
+			baseline = start.baseline;
 		} else if (state.filters !== settings.filtersKey) {
 			// A cursor does not carry filters (spec §6 rule 4): continue by time with the new ones.
 			state = { ...state, cursor: null, filters: settings.filtersKey };
@@ -283,6 +313,8 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		// until then a restart just re-reads records that are skipped again.
 		writeFeedState(staticData, next);
 
-		return emit.length > 0 ? [this.helpers.returnJsonArray(emit)] : null;
+		// The baseline of "now" only marks what already happened as processed.
+		if (baseline || emit.length === 0) return null;
+		return [this.helpers.returnJsonArray(emit)];
 	}
 }

@@ -15,8 +15,8 @@ import type { IDataObject } from 'n8n-workflow';
  *   re-read from `since`, which trails the newest `lastupdated` seen by the visibility delay.
  * - A rejected cursor restarts from `since` (rule 3). `since` trails the newest record by more
  *   than the feed's visibility delay (rule 6: changes appear up to about 60 s late), so a
- *   change written just before the newest one but shown after the walk is not skipped. Every
- *   record that the restart can bring back is still in `seen` (up to SEEN_LIMIT entries).
+ *   change written just before the newest one but shown after the walk is not skipped. The
+ *   records that the restart can bring back are still in `seen` (up to SEEN_LIMIT entries).
  */
 
 export interface FeedState {
@@ -56,8 +56,13 @@ export interface WalkOutcome {
 
 /** Changes appear in the feed up to about 60 s late (spec §6 rule 6); twice that as a margin. */
 export const VISIBILITY_MARGIN_SECONDS = 120;
-/** Upper bound of remembered versions (static data stays small); the resume page is always kept. */
-export const SEEN_LIMIT = 2000;
+/**
+ * Upper bound of remembered versions, so static data stays small (about 50 bytes each). Enough
+ * for every normal poll: the resume page is at most one page, and without a cursor everything
+ * since `since` fit in one page. Only a cursor rejection after a burst of more changes than
+ * this within the margin can emit some records a second time (consumers upsert: spec rule 7).
+ */
+export const SEEN_LIMIT = 1000;
 
 export function initialFeedState(since: string, filters: string, origin: string): FeedState {
 	return { version: 1, cursor: null, since, lastKnownGood: null, seen: {}, filters, origin };
@@ -142,15 +147,23 @@ function later(a: string | null, b: string | null): string {
  * be stored once the walk succeeded, so a failed poll never moves past records it did not emit.
  */
 export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: AdvanceOptions): AdvanceResult {
-	const versions = walk.records.map((record) => ({
-		id: String(record.completionid),
-		version: recordVersion(record),
-		record,
-	}));
+	// A version costs a digest of the whole record: computed only where it is compared or kept,
+	// which matters when a first walk from the beginning reads a whole tenancy.
+	const versions = new Map<IDataObject, string>();
+	const versionOf = (record: IDataObject) => {
+		let version = versions.get(record);
+		if (version === undefined) {
+			version = recordVersion(record);
+			versions.set(record, version);
+		}
+		return version;
+	};
+	const idOf = (record: IDataObject) => String(record.completionid);
 
 	const emit: IDataObject[] = [];
-	for (const { id, version, record } of versions) {
-		if (state.seen[id] === version) continue;
+	for (const record of walk.records) {
+		const processed = state.seen[idOf(record)];
+		if (processed !== undefined && processed === versionOf(record)) continue;
 		const status = typeof record.completionstatus === 'string' ? record.completionstatus : '';
 		if (options.statuses.length > 0 && !options.statuses.includes(status)) continue;
 		emit.push(record);
@@ -163,7 +176,7 @@ export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: A
 	// The page after the resume cursor is read again next time: always remember all of it.
 	// (records are ordered by the position of their latest version, so it is the tail of the walk)
 	if (walk.nextCursor !== null) {
-		for (const { id, version } of versions.slice(-options.pageSize)) seen.set(id, version);
+		for (const record of walk.records.slice(-options.pageSize)) seen.set(idOf(record), versionOf(record));
 	}
 	// Everything at or after `since` can come back after a rejected cursor (and, without a
 	// cursor, on every poll): remember the newest of those, this walk's versions winning.
@@ -171,9 +184,9 @@ export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: A
 	for (const [id, version] of Object.entries(state.seen)) {
 		if (versionTime(version) >= since) window.set(id, version);
 	}
-	for (const { id, version } of versions) {
-		if (versionTime(version) >= since) window.set(id, version);
-		else window.delete(id);
+	for (const record of walk.records) {
+		if (lastUpdatedOf(record) >= since) window.set(idOf(record), versionOf(record));
+		else window.delete(idOf(record));
 	}
 	const newestFirst = [...window.entries()].sort((a, b) => {
 		const [left, right] = [versionTime(a[1]), versionTime(b[1])];
