@@ -1,14 +1,15 @@
 const path = require('node:path');
 const { task, src, dest } = require('gulp');
 
-task('build:icons', copyIcons);
+// tsc emits only JavaScript; n8n also loads each node's icons and its codex file
+// (`<Node>.node.json`, the categories and documentation links) from beside the compiled node.
+task('build:icons', () => Promise.all([copy('nodes', '**/*.{png,svg,node.json}'), copy('credentials', '**/*.{png,svg}')]));
 
-function copyIcons() {
-	const nodeSource = path.resolve('nodes', '**', '*.{png,svg}');
-	const nodeDestination = path.resolve('dist', 'nodes');
-	src(nodeSource, { encoding: false }).pipe(dest(nodeDestination));
-
-	const credSource = path.resolve('credentials', '**', '*.{png,svg}');
-	const credDestination = path.resolve('dist', 'credentials');
-	return src(credSource, { encoding: false }).pipe(dest(credDestination));
+function copy(folder, pattern) {
+	return new Promise((resolve, reject) => {
+		src(path.resolve(folder, pattern), { encoding: false })
+			.pipe(dest(path.resolve('dist', folder)))
+			.on('finish', resolve)
+			.on('error', reject);
+	});
 }
