@@ -26,7 +26,8 @@ function reject(this: IWebhookFunctions, statusCode: number, message: string): I
 
 function parseDelivery(rawBody: Buffer): IDataObject | undefined {
 	try {
-		const parsed: unknown = JSON.parse(rawBody.toString('utf8'));
+		// a UTF-8 byte order mark is tolerated, as n8n's own body parser does
+		const parsed: unknown = JSON.parse(rawBody.toString('utf8').replace(/^\uFEFF/, ''));
 		if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
 	} catch {
 		// not JSON: answered 400 by the caller

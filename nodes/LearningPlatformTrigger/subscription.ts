@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { IDataObject, IHookFunctions } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest } from '../LearningPlatform/transport';
 
@@ -71,6 +71,12 @@ export function httpStatusOf(error: unknown): string | undefined {
 		if (value !== undefined && value !== null && value !== '') return String(value);
 	}
 	return undefined;
+}
+
+/** The transport already throws n8n errors (secrets scrubbed): pass those on; wrap anything else. */
+function asNodeError(this: IHookFunctions, error: unknown): NodeApiError | NodeOperationError {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
+	return new NodeApiError(this.getNode(), error as JsonObject);
 }
 
 function errorText(error: unknown): string {
@@ -160,7 +166,7 @@ export async function subscriptionExists(this: IHookFunctions, webhookUrl: strin
 			clearStoredSubscription(staticData);
 			return false;
 		}
-		throw error;
+		throw asNodeError.call(this, error);
 	}
 	if (!subscription) return false;
 	return (
@@ -200,7 +206,7 @@ export async function createSubscription(this: IHookFunctions, webhookUrl: strin
 		);
 		subscriptionId = created?.id;
 	} catch (error) {
-		if (httpStatusOf(error) !== '422') throw error;
+		if (httpStatusOf(error) !== '422') throw asNodeError.call(this, error);
 		// Which 422 it is: look for the pair rather than trusting the message wording.
 		const { match, total } = await findSubscription.call(this, event, webhookUrl);
 		if (match) {
@@ -216,7 +222,7 @@ export async function createSubscription(this: IHookFunctions, webhookUrl: strin
 				},
 			);
 		} else {
-			throw error;
+			throw asNodeError.call(this, error);
 		}
 	}
 	if (subscriptionId === undefined) {

@@ -133,6 +133,26 @@ describe('polling from now', () => {
 		expect(emitted.sort()).toEqual([...idsOf(batch1), batch2[0].completionid, batch1Changed.completionid].sort());
 	});
 
+	test('a change that becomes visible late (feed visibility delay) is emitted once it appears', async () => {
+		await t.sandbox.control.setConfig({ feedVisibilityDelayMs: 30_000 });
+		try {
+			const staticData: IDataObject = {};
+			await poll({}, staticData);
+			await nextSecond();
+			const first = await complete();
+			// not visible yet: nothing to emit, and nothing skipped either
+			expect(await poll({}, staticData)).toEqual([]);
+			await t.sandbox.control.advanceClock(31_000);
+			const second = await complete();
+			expect(idsOf(await poll({}, staticData))).toEqual([first.completionid]);
+			await t.sandbox.control.advanceClock(31_000);
+			expect(idsOf(await poll({}, staticData))).toEqual([second.completionid]);
+			expect(await poll({}, staticData)).toEqual([]);
+		} finally {
+			await t.sandbox.control.setConfig({ feedVisibilityDelayMs: 0 });
+		}
+	});
+
 	test('a manual run returns a sample of the newest records and leaves the stored position alone', async () => {
 		const staticData: IDataObject = {};
 		await poll({}, staticData);
