@@ -1,5 +1,5 @@
-// The real distribution path: `npm pack` of this repository (its `prepack` runs the build, so the
-// `files` list, `dist` and the `n8n` field of package.json are what gets exercised), then the
+// The real distribution path: `npm run build` + `npm pack` of this repository (the `files` list,
+// `dist` and the `n8n` field of package.json are what gets exercised), then the
 // tarball installed with npm into n8n's community-package folder (`<N8N_USER_FOLDER>/.n8n/nodes`).
 //
 // The pack runs in a staging copy of the working tree (node_modules symlinked), so a build that
@@ -32,7 +32,7 @@ export interface PackedPackage {
 	files: string[];
 }
 
-/** Builds and packs the package (`npm pack`, whose prepack runs `npm run build`) into `outDir`. */
+/** Builds (`npm run build`) and packs (`npm pack`) the package into `outDir`. */
 export async function packPackage(options: { outDir?: string; repoRoot?: string } = {}): Promise<PackedPackage> {
 	const repoRoot = options.repoRoot ?? REPO_ROOT;
 	const outDir = options.outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lp-pack-'));
@@ -43,21 +43,32 @@ export async function packPackage(options: { outDir?: string; repoRoot?: string 
 			copyTree(repoRoot, staging);
 			fs.symlinkSync(path.join(repoRoot, 'node_modules'), path.join(staging, 'node_modules'), 'dir');
 			fs.mkdirSync(outDir, { recursive: true });
+			// The repository's .npmrc sets ignore-scripts (a dev dependency's preinstall cannot run
+			// under npm), so `npm pack` skips `prepack`: build explicitly first.
+			await runChecked('npm', ['run', 'build'], { cwd: staging, name: 'npm run build', env: cleanNpmEnv(), timeoutMs: 300_000 });
 			const { stdout } = await runChecked('npm', ['pack', '--json', '--pack-destination', outDir], {
 				cwd: staging,
 				name: 'npm pack',
 				env: cleanNpmEnv(),
 				timeoutMs: 300_000,
 			});
-			const jsonStart = stdout.indexOf('[');
-			const info = JSON.parse(stdout.slice(jsonStart))[0] as { filename: string; name: string; version: string; files: Array<{ path: string }> };
+			// The build's own output (gulp prints `[hh:mm:ss] ...`) precedes npm's JSON, which starts
+			// with a line that is exactly `[`.
+			const lines = stdout.split('\n');
+			const jsonStart = lines.lastIndexOf('[');
+			if (jsonStart < 0) throw new Error(`npm pack printed no JSON:\n${stdout.slice(-2000)}`);
+			const info = JSON.parse(lines.slice(jsonStart).join('\n'))[0] as { filename: string; name: string; version: string; files: Array<{ path: string }> };
 			const tarball = path.join(outDir, info.filename.replace(/^@/, '').replace(/\//, '-'));
 			if (!fs.existsSync(tarball)) throw new Error(`npm pack did not produce ${tarball}`);
 			const files = info.files.map((f) => f.path);
+			const manifest = JSON.parse(fs.readFileSync(path.join(staging, 'package.json'), 'utf8')) as { n8n?: { nodes?: string[]; credentials?: string[] } };
+			const declared = [...(manifest.n8n?.nodes ?? []), ...(manifest.n8n?.credentials ?? [])];
+			const missing = declared.filter((f) => !files.includes(f));
+			if (missing.length) throw new Error(`the packed tarball lacks files its package.json "n8n" field declares: ${missing.join(', ')}`);
 			log(`packed ${path.basename(tarball)}: ${files.length} files (${files.filter((f) => f.endsWith('.node.js')).length} nodes)`);
 			return { tarball, name: info.name, version: info.version, files };
 		} finally {
-			fs.rmSync(staging, { recursive: true, force: true });
+			if (process.env.LP_KEEP_STAGING !== '1') fs.rmSync(staging, { recursive: true, force: true });
 		}
 	});
 }
