@@ -20,6 +20,11 @@ import {
 
 /** Records per feed request: the API's maximum, fewest requests against the 60/min limit. */
 const FEED_PAGE_SIZE = 500;
+/**
+ * Most records one poll emits. A first sync from the beginning of a large tenancy then arrives
+ * over several polls instead of as one huge execution; the cursor resumes exactly after the last one.
+ */
+const MAX_RECORDS_PER_POLL = 10_000;
 /** Manual runs show this many of the newest records. */
 const MANUAL_SAMPLE_SIZE = 10;
 /** Manual runs look back over growing windows until enough records are found (null: all time). */
@@ -80,7 +85,11 @@ function startPoint(this: IPollFunctions): { since: string; origin: string; base
 			node: this.getNode(),
 			timezone: this.getTimezone(),
 		});
-		return { since, origin: `date:${since}`, baseline: false };
+		// A fixed date that is changed starts over; an expression (e.g. based on $now) gives a new
+		// value on every poll and must not restart anything.
+		const raw = this.getNode().parameters.startDate;
+		const isExpression = typeof raw === 'string' && raw.startsWith('=');
+		return { since, origin: isExpression ? 'date:expression' : `date:${since}`, baseline: false };
 	}
 	return { since: secondsAgo(VISIBILITY_MARGIN_SECONDS), origin: 'now', baseline: true };
 }
@@ -183,7 +192,8 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 					},
 				},
 				default: '',
-				description: 'Records changed at or after this time are emitted first',
+				description:
+					'Records changed at or after this time are emitted first. Changing the date later starts over from the new date (unless it is an expression).',
 			},
 			{
 				displayName: 'Filters',
@@ -301,6 +311,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			cursor: state.cursor ?? undefined,
 			updatedSince: state.since || undefined,
 			pageSize: FEED_PAGE_SIZE,
+			maxRecords: MAX_RECORDS_PER_POLL,
 		});
 		const { emit, next } = advanceFeedState(state, walk, {
 			statuses: settings.statuses,

@@ -339,8 +339,56 @@ describe('filters and start date', () => {
 		expect(idsOf(restarted).sort()).toEqual(idsOf(changes).sort());
 	});
 
+	test('a start date given as an expression (new value each poll) does not restart the position', async () => {
+		const parameters = { startFrom: 'date', startDate: '={{ $now.minus({ minutes: 1 }).toISO() }}' };
+		const staticData: IDataObject = {};
+		await poll(parameters, staticData);
+		expect(state(staticData).origin).toBe('date:expression');
+		await nextSecond();
+		const change = await complete();
+		expect(idsOf(await poll(parameters, staticData))).toEqual([change.completionid]);
+		expect(await poll(parameters, staticData)).toEqual([]);
+	});
+
+	test('changed server-side filters continue by time with the new filters (the cursor holds no filters)', async () => {
+		const staticData: IDataObject = {};
+		await poll({ startFrom: 'beginning' }, staticData);
+		expect(state(staticData).cursor).toEqual(expect.any(String));
+		await nextSecond();
+		const change = await complete({ contentId: courses[2] });
+		await t.sandbox.control.clearRequests();
+		const emitted = await poll({ startFrom: 'beginning', filters: { contentId: courses[2] } }, staticData);
+		expect(idsOf(emitted)).toEqual([change.completionid]);
+		const [first] = await feedRequests();
+		expect(first.query.cursor).toBeUndefined();
+		expect(first.query.contentId).toBe(String(courses[2]));
+	});
+
 	test('an invalid start date fails the poll with a clear message', async () => {
 		await expect(poll({ startFrom: 'date', startDate: 'next tuesday' }, {})).rejects.toThrow(/Start Date/);
+	});
+});
+
+describe('a first sync of a large tenancy', () => {
+	// last in this file: it grows the shared feed past one poll's cap
+	test('arrives over several polls of at most 10,000 records, without loss or duplicates', async () => {
+		const parameters = { startFrom: 'beginning', options: { showSuspended: true } };
+		const before = (await poll(parameters, {})).length;
+		expect(before).toBeLessThan(10_000);
+		const generated = 10_600 - before;
+		await t.sandbox.control.generateFeed(generated);
+
+		const staticData: IDataObject = {};
+		const first = await poll(parameters, staticData);
+		expect(first).toHaveLength(10_000);
+		// the next poll after a restart, from the saved position
+		const saved = reload(staticData);
+		const second = await poll(parameters, saved);
+		expect(second).toHaveLength(600);
+		expect(await poll(parameters, saved)).toEqual([]);
+
+		const ids = [...idsOf(first), ...idsOf(second)];
+		expect(new Set(ids).size).toBe(before + generated);
 	});
 });
 
