@@ -442,12 +442,16 @@ async function apiError(
 		} as JsonObject,
 		secrets,
 	);
-	return new NodeApiError(ctx.getNode(), errorResponse, {
+	const error = new NodeApiError(ctx.getNode(), errorResponse, {
 		message: safeMessage,
 		description: safeDescription,
 		httpCode,
 		itemIndex: options.itemIndex,
 	});
+	// NodeApiError swaps a message that mentions a Node.js error code (ECONNREFUSED, ...) for a
+	// generic sentence; ours already says what happened and what to do
+	error.message = safeMessage;
+	return error;
 }
 
 /** For tests: reset all in-process state (rate-limit buckets and token-exchange memory). */

@@ -23,7 +23,7 @@ import { headerValue } from './errors';
 
 export const WINDOW_MS = 60_000;
 export const DEFAULT_LIMIT_PER_MINUTE = 60;
-/** Our stamps are taken when a request starts, the server's when it arrives: keep a margin. */
+/** Extra wait past the window's edge (clock granularity, server processing order). */
 const EDGE_MARGIN_MS = 250;
 /** Longest single sleep, so a cancelled execution or a changed bucket is noticed in time. */
 const MAX_SLEEP_MS = 5_000;
@@ -153,6 +153,10 @@ export function recordAnswer(ticket: RateTicket, answer: { status?: number; head
 	const limit = Number(headerValue(answer.headers, 'x-ratelimit-limit'));
 	if (Number.isInteger(limit) && limit > 0) b.limit = limit;
 
+	// The server counted the request when it arrived, somewhere between our stamp and now: move
+	// our stamp to now so our window never frees a slot before the server's does.
+	if (answer.status !== 429) restamp(b, ticket, now);
+
 	let blockedFor = 0;
 	if (answer.status === 429) {
 		// a refused request does not count on the server
@@ -199,6 +203,16 @@ function finishLearning(b: Bucket, ticket: RateTicket) {
 	b.learning = null;
 	b.finishLearning = null;
 	resolve?.();
+}
+
+function restamp(b: Bucket, ticket: RateTicket, now: number) {
+	const i = b.stamps.indexOf(ticket.stamp);
+	if (i < 0 || now <= ticket.stamp) return;
+	b.stamps.splice(i, 1);
+	let j = b.stamps.length;
+	while (j > 0 && b.stamps[j - 1] > now) j--;
+	b.stamps.splice(j, 0, now);
+	ticket.stamp = now;
 }
 
 function releaseStamp(b: Bucket, stamp: number) {
