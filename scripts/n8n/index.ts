@@ -1,5 +1,6 @@
 // The real-n8n harness: install, pack, start, drive and stop n8n 2.40.7 with this package.
 export * from './client';
+export * from './demo';
 export * from './install';
 export * from './log';
 export * from './n8n';

@@ -4,6 +4,7 @@
 //
 // The pack runs in a staging copy of the working tree (node_modules symlinked), so a build that
 // another developer starts in the repository at the same moment cannot empty `dist` under us.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -122,4 +123,62 @@ export async function declaredTypes(tarball: string): Promise<{ nodes: string[];
 		nodes: (manifest.n8n?.nodes ?? []).map((f) => `${manifest.name}.${lowerFirst(f)}`),
 		credentials: (manifest.n8n?.credentials ?? []).map(lowerFirst),
 	};
+}
+
+/** Every file that goes into the build or the tarball (sources, manifests, README, licence). */
+function packInputs(repoRoot: string): string[] {
+	const files: string[] = [];
+	const walk = (dir: string) => {
+		if (!fs.existsSync(dir)) return;
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			const full = path.join(dir, entry.name);
+			if (entry.isDirectory()) walk(full);
+			else if (entry.isFile()) files.push(full);
+		}
+	};
+	walk(path.join(repoRoot, 'credentials'));
+	walk(path.join(repoRoot, 'nodes'));
+	for (const name of fs.readdirSync(repoRoot)) {
+		if (/^(package\.json|package-lock\.json|tsconfig\.json|gulpfile\.js|\.npmignore|README.*|LICEN[CS]E.*)$/i.test(name)) files.push(path.join(repoRoot, name));
+	}
+	files.push(path.join(repoRoot, 'scripts', 'clean-dist.js'));
+	return files.filter((f) => fs.existsSync(f)).sort();
+}
+
+/** Content hash of the pack inputs: same hash, same tarball. */
+export function packInputsHash(repoRoot: string = REPO_ROOT): string {
+	const hash = createHash('sha256');
+	for (const file of packInputs(repoRoot)) {
+		hash.update(path.relative(repoRoot, file));
+		hash.update('\0');
+		hash.update(fs.readFileSync(file));
+		hash.update('\0');
+	}
+	return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * `packPackage`, reusing the tarball built from identical sources (content hash) in `cacheDir`:
+ * the end-to-end files and later `npm run sandbox` starts skip the 15 s build when nothing changed.
+ */
+export async function packPackageCached(cacheDir: string, repoRoot: string = REPO_ROOT): Promise<PackedPackage> {
+	const key = packInputsHash(repoRoot);
+	const dir = path.join(cacheDir, key);
+	const infoFile = path.join(dir, 'packed.json');
+	if (fs.existsSync(infoFile)) {
+		const info = JSON.parse(fs.readFileSync(infoFile, 'utf8')) as PackedPackage;
+		if (fs.existsSync(info.tarball)) {
+			log(`reusing ${path.basename(info.tarball)} packed from identical sources (${key})`);
+			return info;
+		}
+	}
+	const packed = await packPackage({ outDir: dir, repoRoot });
+	fs.writeFileSync(infoFile, JSON.stringify(packed, null, 2));
+	// Keep the five newest packs.
+	const entries = fs
+		.readdirSync(cacheDir)
+		.map((name) => ({ name, mtime: fs.statSync(path.join(cacheDir, name)).mtimeMs }))
+		.sort((a, b) => b.mtime - a.mtime);
+	for (const old of entries.slice(5)) fs.rmSync(path.join(cacheDir, old.name), { recursive: true, force: true });
+	return packed;
 }

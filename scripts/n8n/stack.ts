@@ -11,8 +11,8 @@ import { DEFAULT_OWNER, type N8nClient, type OwnerAccount } from './client';
 import { ensureN8nInstalled } from './install';
 import { log, step } from './log';
 import { N8nHost, type N8nProcess } from './n8n';
-import { packPackage, type PackedPackage } from './pack';
-import type { N8nPaths } from './paths';
+import { packPackageCached, type PackedPackage } from './pack';
+import { cacheRoot, type N8nPaths } from './paths';
 import { assertPortsFree, freePort } from './ports';
 import { onCleanup } from './processes';
 import { startSandboxApi, type SandboxApi } from './sandbox-api';
@@ -44,6 +44,8 @@ export interface StackOptions {
 	n8nEnv?: Record<string, string>;
 	/** Interface n8n listens on (default 127.0.0.1). */
 	listenAddress?: string;
+	/** Interface the TLS front listens on (default 127.0.0.1). */
+	frontHost?: string;
 	owner?: OwnerAccount;
 	/** Echo n8n's and the sandbox's output. */
 	echo?: boolean;
@@ -105,21 +107,21 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			front: options.ports?.front ?? (await freePort()),
 		};
 		await assertPortsFree([
-			{ port: ports.n8n, what: 'n8n editor and API', flag: '--port', env: 'N8N_PORT' },
-			{ port: ports.broker, what: "n8n's task broker", flag: '--broker-port', env: 'N8N_RUNNERS_BROKER_PORT' },
-			...(options.sandbox === false ? [] : [{ port: ports.sandbox, what: 'sandbox learning-platform API', flag: '--api-port', env: 'LP_SANDBOX_PORT' }]),
-			{ port: ports.front, what: 'TLS front (https webhooks)', flag: '--front-port', env: 'LP_FRONT_PORT' },
+			{ port: ports.n8n, what: 'n8n editor and API', flag: '--n8n-port', env: 'N8N_PORT' },
+			{ port: ports.broker, what: "n8n's task broker", flag: '--broker-port', env: 'LP_BROKER_PORT' },
+			...(options.sandbox === false ? [] : [{ port: ports.sandbox, what: 'sandbox learning-platform API', flag: '--api-port', env: 'LP_API_PORT' }]),
+			{ port: ports.front, what: 'TLS front (https webhooks)', flag: '--tls-port', env: 'LP_TLS_PORT' },
 		]);
 
 		// The n8n install (network-bound) and the build (CPU-bound) overlap on a fresh machine.
 		const [paths, packed] = await Promise.all([
 			step('ensure n8n installed', () => ensureN8nInstalled()),
-			options.packed ? Promise.resolve(options.packed) : packPackage({ outDir: path.join(workDir, 'pack') }),
+			options.packed ? Promise.resolve(options.packed) : packPackageCached(path.join(cacheRoot(), 'packs')),
 		]);
 
 		const certificates = await step('make TLS certificates (openssl)', () => makeCertificates(path.join(workDir, 'tls')));
 
-		const front = await startTlsFront({ port: ports.front, targetPort: ports.n8n, certificates });
+		const front = await startTlsFront({ port: ports.front, targetPort: ports.n8n, certificates, host: options.frontHost });
 		stoppers.push({ name: 'TLS front', fn: () => front.close() });
 
 		let sandbox: SandboxApi | undefined;
