@@ -27,14 +27,13 @@ import type {
 	INodeType,
 	INodeTypes,
 	IRun,
-	IRunExecutionData,
 	IWebhookData,
 	IWebhookResponseData,
 	IWorkflowExecuteAdditionalData,
 	WorkflowActivateMode,
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
-import { ICredentialsHelper, Workflow, isExpression } from 'n8n-workflow';
+import { ICredentialsHelper, Workflow, createRunExecutionData, isExpression } from 'n8n-workflow';
 
 
 export const PACKAGE_NAME = 'n8n-nodes-learning-platform';
@@ -135,10 +134,12 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 			const storedData = store.data;
 			const dataToPersist = { ...storedData };
 			for (const [key, value] of Object.entries(output)) {
-				if (key === expirable.name || !isExpression(storedData[key])) dataToPersist[key] = value;
+				if (key === expirable.name || !isExpression(storedData[key])) {
+					dataToPersist[key] = value as ICredentialDataDecryptedObject[string];
+				}
 			}
 			store.persist(dataToPersist);
-			return Object.assign(credentials, output);
+			return Object.assign(credentials, output) as ICredentialDataDecryptedObject;
 		}
 		return undefined;
 	}
@@ -150,7 +151,7 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 	): Promise<ICredentialDataDecryptedObject | undefined> {
 		const credentialType = this.type(typeName);
 		if (typeof credentialType.preAuthentication !== 'function') return undefined;
-		return await credentialType.preAuthentication.call(helpers, credentials);
+		return (await credentialType.preAuthentication.call(helpers, credentials)) as ICredentialDataDecryptedObject;
 	}
 
 	async getCredentials(): Promise<ICredentials> {
@@ -302,19 +303,11 @@ export async function executeNode(options: ExecuteNodeOptions): Promise<ExecuteN
 	const finished = new Promise<IRun>((resolve) => (resolveRun = resolve));
 	hooks.addHandler('workflowExecuteAfter', (run) => resolveRun(run));
 
-	const runExecutionData: IRunExecutionData = {
-		startData: {},
-		resultData: { runData: {} },
+	const runExecutionData = createRunExecutionData({
 		executionData: {
-			metadata: {},
-			contextData: {},
-			waitingExecution: {},
-			waitingExecutionSource: null,
-			nodeExecutionStack: [
-				{ node, data: { main: [options.items ?? [{ json: {} }]] }, source: null },
-			],
+			nodeExecutionStack: [{ node, data: { main: [options.items ?? [{ json: {} }]] }, source: null }],
 		},
-	} as IRunExecutionData;
+	});
 
 	const additionalData = buildAdditionalData(options, { hooks } as Partial<IWorkflowExecuteAdditionalData>);
 	const workflowExecute = new WorkflowExecute(additionalData, mode, runExecutionData);
