@@ -117,7 +117,7 @@ export class N8nClient {
 	}
 
 	/** A public-API key with every scope the owner may grant, no expiry. */
-	async createApiKey(label = `harness ${new Date().toISOString().slice(0, 19)}`): Promise<string> {
+	async createApiKey(label = `harness ${new Date().toISOString().slice(0, 19)} ${randomUUID().slice(0, 6)}`): Promise<string> {
 		const scopes = await this.rest<string[]>('GET', '/api-keys/scopes');
 		const created = await this.rest<{ rawApiKey: string }>('POST', '/api-keys', { label: label.slice(0, 50), scopes, expiresAt: null });
 		this.apiKey = created.rawApiKey;

@@ -215,13 +215,18 @@ export function installSignalHandlers(onSignal?: (signal: NodeJS.Signals) => voi
 	if (signalHandlersInstalled) return;
 	signalHandlersInstalled = true;
 	let stopping = false;
+	let firstAt = 0;
 	const handler = (signal: NodeJS.Signals) => {
+		// One Ctrl-C arrives twice: from the terminal and relayed by npm/tsx. Only a second press
+		// (a while later) means "now".
+		if (stopping && Date.now() - firstAt < 2000) return;
 		if (stopping) {
 			log(`${signal} again: killing everything now`);
 			for (const child of live) killGroup(child.pid, 'SIGKILL');
 			process.exit(130);
 		}
 		stopping = true;
+		firstAt = Date.now();
 		onSignal?.(signal);
 		log(`${signal}: shutting down (press Ctrl-C again to kill at once)`);
 		void cleanupAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
