@@ -61,6 +61,9 @@ export class LearningPlatformTrigger implements INodeType {
 				name: 'default',
 				httpMethod: 'POST',
 				responseMode: 'onReceived',
+				// Empty, so n8n answers with the node's `webhookResponse` (n8n's default here would
+				// send the literal text "firstEntryJson", which then shows in the platform's delivery log).
+				responseData: '',
 				path: 'webhook',
 			},
 		],
@@ -167,6 +170,9 @@ export class LearningPlatformTrigger implements INodeType {
 		}
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
-		return { workflowData: [this.helpers.returnJsonArray(delivery)] };
+		return {
+			webhookResponse: { received: true, passedOn: true },
+			workflowData: [this.helpers.returnJsonArray(delivery)],
+		};
 	}
 }

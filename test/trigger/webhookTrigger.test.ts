@@ -341,6 +341,9 @@ describe('deliveries', () => {
 		// timestamps exactly as sent (+00:00 form kept)
 		expect(completion.time_completed).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/);
 		expect(response.statusCode).toBe(200);
+		// the acknowledgement n8n sends back (and the platform keeps in its delivery log)
+		expect(webhookResponse.webhookResponse).toEqual({ received: true, passedOn: true });
+		expect(trigger.description.webhooks?.[0]).toMatchObject({ responseMode: 'onReceived', responseData: '' });
 	});
 
 	test('a valid base64 signature is accepted', async () => {
