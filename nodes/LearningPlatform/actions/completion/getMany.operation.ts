@@ -4,26 +4,11 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { runPerItem } from '../../helpers/execute';
 import type { FeedFilters } from '../../helpers/feed';
 import { toFeedTimestamp, walkFeed } from '../../helpers/feed';
+import { readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		// reading to the end uses pages of 500, the most the API allows (fewest requests)
-		description: 'Whether to return all results or only up to a given limit',
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		displayOptions: { show: { returnAll: [false] } },
-		description: 'Max number of results to return',
-	},
+	...returnAllAndLimit,
 	{
 		displayName: 'Updated Since',
 		name: 'updatedSince',
@@ -133,8 +118,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	let moreAvailableHinted = false;
 	return await runPerItem.call(this, async function (itemIndex) {
-		const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-		const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+		const limit = readLimit.call(this, itemIndex);
 		const rawUpdatedSince = this.getNodeParameter('updatedSince', itemIndex, '') as unknown;
 		const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
 		const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;

@@ -2,26 +2,12 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
+import { readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { maskSubscription } from '../../helpers/webhooks';
 import { apiRequestAllPages } from '../../transport';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Return All',
-		name: 'returnAll',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to return all results or only up to a given limit',
-	},
-	{
-		displayName: 'Limit',
-		name: 'limit',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: 50,
-		displayOptions: { show: { returnAll: [false] } },
-		description: 'Max number of results to return',
-	},
+	...returnAllAndLimit,
 ];
 
 const displayOptions = { show: { resource: ['webhook'], operation: ['getMany'] } };
@@ -30,8 +16,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-		const limit = returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+		const limit = readLimit.call(this, itemIndex);
 		const subscriptions = await apiRequestAllPages.call(this, '', { limit, itemIndex });
 		return subscriptions.map(maskSubscription);
 	});
