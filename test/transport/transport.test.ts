@@ -4,6 +4,8 @@
  * minute of real time).
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
 import { failedStatusMessage } from '../../nodes/LearningPlatform/transport';
@@ -39,7 +41,7 @@ async function credential(prefix: string) {
 const get = (path: string, root: 'webhook' | 'report' | 'bookmark' = 'webhook', options = {}) => ({ method: 'GET' as const, root, path, options });
 
 beforeAll(async () => {
-	sb = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, demoData: { learners: 20 } as never });
+	sb = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, demoData: false, allowHttpWebhookUrls: true });
 });
 
 afterAll(async () => {
@@ -216,6 +218,35 @@ test('apiRequestAllPages: follows meta.last_page, honours limit, no hidden cap',
 	const over = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/page-101' } } }] });
 	expect(over.out[0].error!.message).toMatch(/\(422\): .*100/);
 });
+
+test('apiRequestAllPages over several pages: 230 delivery log entries in pages of 100', async () => {
+	// a sandbox of its own: the other tests' '*' subscriptions would receive these events too
+	const own = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, demoData: false, allowHttpWebhookUrls: true });
+	const receiver = createServer((_req, res) => res.end('ok'));
+	await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+	try {
+		const { store, username, refreshToken } = await newCredential(own, 't-logs');
+		secrets.add(refreshToken);
+		stores.push(store);
+		const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+		const made = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: 'Events\\Users\\Created', url } } }] });
+		const id = (made.out[0].body as { id: number }).id;
+		for (let i = 0; i < 230; i++) await own.control.simulateEvent('Events\\Users\\Created', { i });
+		await own.control.waitForDeliveries({ subscriptionId: id }, 230, 30_000);
+		await own.control.clearRequests();
+		const { out } = await run(store, { calls: [{ allPages: { path: `/${id}/logs` } }, { allPages: { path: `/${id}/logs`, limit: 150 } }] });
+		const all = out[0].body as Array<{ id: number }>;
+		expect(all).toHaveLength(230);
+		expect(new Set(all.map((l) => l.id)).size).toBe(230);
+		expect((out[1].body as unknown[]).length).toBe(150);
+		const pages = (await own.control.requests({ username })).map((r) => `${r.query.page}/${r.query.perPage}`);
+		expect(pages).toEqual(['1/100', '2/100', '3/100', '1/100', '2/100']);
+	} finally {
+		receiver.closeAllConnections();
+		receiver.close();
+		await own.close();
+	}
+}, 60_000);
 
 test('scrubbing: secrets never survive into a text or an object', () => {
 	const text =
