@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 /**
  * Fields that several operations show alike. Each operation still places them with its own
@@ -28,4 +28,48 @@ export const returnAllAndLimit: INodeProperties[] = [
 export function readLimit(this: IExecuteFunctions, itemIndex: number): number | undefined {
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
 	return returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+}
+
+/** The content types as the bookmark, the content report and the completions feed take them. */
+export const contentTypeOptions: INodePropertyOptions[] = [
+	{ name: 'Course', value: 'course' },
+	{ name: 'Live Learning', value: 'live learning' },
+	{ name: 'Resource', value: 'resource' },
+	{ name: 'Video', value: 'video' },
+];
+
+/* On/off options that the reports and the completions feed both take, each sent only when on. */
+
+export const contentFieldsOption: INodeProperties = {
+	displayName: 'Include Custom Content Fields',
+	name: 'contentFields',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to add the content\'s custom fields as a "contentdata" object',
+};
+
+export const userFieldsOption: INodeProperties = {
+	displayName: 'Include Custom User Fields',
+	name: 'userFields',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to add each learner\'s custom user fields as a "userdata" object',
+};
+
+export const showSuspendedOption: INodeProperties = {
+	displayName: 'Include Suspended Users',
+	name: 'showSuspended',
+	type: 'boolean',
+	default: false,
+	description: 'Whether to include learners whose accounts are suspended',
+};
+
+/** The flags among `names` that are on, each as `true`: the API reads an absent flag as off. */
+export function enabledFlags<Flag extends string>(
+	values: Partial<Record<Flag, unknown>>,
+	names: readonly Flag[],
+): Partial<Record<Flag, true>> {
+	const flags: Partial<Record<Flag, true>> = {};
+	for (const name of names) if (values[name] === true) flags[name] = true;
+	return flags;
 }

@@ -148,10 +148,3 @@ export async function runReport(
 	}
 	return await pollReport.call(this, reportType, submitted, requestId, wait, itemIndex);
 }
-
-/** Query flags sent as `true` only when enabled. */
-export function enabledFlags(options: IDataObject, names: string[]): IDataObject {
-	const flags: IDataObject = {};
-	for (const name of names) if (options[name] === true) flags[name] = true;
-	return flags;
-}

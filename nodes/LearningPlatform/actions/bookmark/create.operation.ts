@@ -8,6 +8,7 @@ import type {
 import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
+import { contentTypeOptions } from '../../helpers/fields';
 import { requiredId } from '../../helpers/parameters';
 import { apiRequest } from '../../transport';
 
@@ -34,12 +35,7 @@ const properties: INodeProperties[] = [
 		displayName: 'Content Type',
 		name: 'contentType',
 		type: 'options',
-		options: [
-			{ name: 'Course', value: 'course' },
-			{ name: 'Live Learning', value: 'live learning' },
-			{ name: 'Resource', value: 'resource' },
-			{ name: 'Video', value: 'video' },
-		],
+		options: contentTypeOptions,
 		default: 'course',
 		required: true,
 		description: 'Type of the content; it must match the content ID, or the platform answers "Content not found"',

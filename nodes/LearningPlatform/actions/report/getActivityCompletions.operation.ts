@@ -2,8 +2,9 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
+import { enabledFlags, showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { enabledFlags, readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
+import { readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
 
 const properties: INodeProperties[] = [
 	{
@@ -64,20 +65,8 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
-			{
-				displayName: 'Include Custom User Fields',
-				name: 'userFields',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to add each learner\'s custom user fields as a "userdata" object',
-			},
-			{
-				displayName: 'Include Suspended Users',
-				name: 'showSuspended',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to include learners whose accounts are suspended',
-			},
+			userFieldsOption,
+			showSuspendedOption,
 			...waitOptions,
 		],
 	},

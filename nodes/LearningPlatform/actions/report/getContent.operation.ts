@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
+import { contentTypeOptions } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
 
@@ -24,12 +25,7 @@ const properties: INodeProperties[] = [
 				displayName: 'Content Type',
 				name: 'contentType',
 				type: 'options',
-				options: [
-					{ name: 'Course', value: 'course' },
-					{ name: 'Live Learning', value: 'live learning' },
-					{ name: 'Resource', value: 'resource' },
-					{ name: 'Video', value: 'video' },
-				],
+				options: contentTypeOptions,
 				default: 'course',
 				description: 'Only content of this type',
 			},
