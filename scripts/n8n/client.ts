@@ -36,6 +36,13 @@ export interface ExecutionSummary {
 	[key: string]: unknown;
 }
 
+export interface PublicationStatus {
+	status: 'in_progress' | 'not_published' | 'published' | 'partial' | 'failed';
+	liveVersionId: string | null;
+	pendingVersionId: string | null;
+	triggers: Array<{ nodeId: string; status: string; errorMessage: string | null }>;
+}
+
 export class N8nHttpError extends Error {
 	constructor(
 		message: string,
@@ -158,13 +165,40 @@ export class N8nClient {
 		});
 	}
 
-	/** Activates (publishes) a workflow: n8n registers its webhooks / starts its polling. */
-	async activate(workflowId: string): Promise<void> {
+	/**
+	 * Activates (publishes) a workflow and waits until n8n has really registered its triggers.
+	 * n8n 2.40.7 publishes through an outbox processed in the background (the public API answers
+	 * before webhooks exist and before a polling trigger's first poll), so this follows
+	 * `GET /rest/workflows/:id/publication-status` until it is `published`; `failed` or `partial`
+	 * throws with the trigger errors (e.g. a webhook trigger whose `create` failed).
+	 */
+	async activate(workflowId: string, options: { timeoutMs?: number } = {}): Promise<void> {
 		await this.api('POST', `/workflows/${workflowId}/activate`, {});
+		await this.waitForPublication(workflowId, 'published', options.timeoutMs);
 	}
 
-	async deactivate(workflowId: string): Promise<void> {
+	/** Deactivates (unpublishes) a workflow and waits until its triggers are gone. */
+	async deactivate(workflowId: string, options: { timeoutMs?: number } = {}): Promise<void> {
 		await this.api('POST', `/workflows/${workflowId}/deactivate`);
+		await this.waitForPublication(workflowId, 'not_published', options.timeoutMs);
+	}
+
+	async publicationStatus(workflowId: string): Promise<PublicationStatus> {
+		return this.rest<PublicationStatus>('GET', `/workflows/${workflowId}/publication-status`);
+	}
+
+	async waitForPublication(workflowId: string, wanted: 'published' | 'not_published', timeoutMs = 90_000): Promise<PublicationStatus> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const status = await this.publicationStatus(workflowId);
+			if (status.status === wanted) return status;
+			if (wanted === 'published' && (status.status === 'failed' || status.status === 'partial')) {
+				const errors = status.triggers.filter((t) => t.status === 'failed').map((t) => `${t.nodeId}: ${t.errorMessage}`);
+				throw new Error(`activating workflow ${workflowId} failed (${status.status}): ${errors.join('; ')}`);
+			}
+			if (Date.now() > deadline) throw new Error(`workflow ${workflowId}: publication status still ${status.status} after ${timeoutMs} ms (wanted ${wanted})`);
+			await new Promise((resolve) => setTimeout(resolve, 250));
+		}
 	}
 
 	async createCredential(credential: { name: string; type: string; data: Record<string, unknown> }): Promise<{ id: string }> {

@@ -246,6 +246,8 @@ export interface StartN8nOptions {
 	env?: Record<string, string>;
 	/** Readiness time-out; default 240 s. */
 	readyTimeoutMs?: number;
+	/** Extra command-line arguments after the command (e.g. `--concurrency=10` for a worker). */
+	args?: string[];
 	/** Also echo n8n's output to stderr. */
 	echo?: boolean;
 }
@@ -278,7 +280,7 @@ export class N8nProcess {
 		this.starts++;
 		await step(`start ${this.name} (port ${this.options.port}, broker ${this.options.brokerPort})${this.starts > 1 ? ` #${this.starts}` : ''}`, async () => {
 			fs.appendFileSync(this.logFile, `\n===== ${new Date().toISOString()} n8n ${command} (start #${this.starts})\n`);
-			this.proc = spawnManaged(this.name, this.host.paths.node24Bin, [this.host.paths.n8nBin, command], {
+			this.proc = spawnManaged(this.name, this.host.paths.node24Bin, [this.host.paths.n8nBin, command, ...(this.options.args ?? [])], {
 				cwd: this.host.userFolder,
 				env: this.host.env({
 					N8N_PORT: String(this.options.port),

@@ -1,10 +1,13 @@
 // Shared set-up of the end-to-end files: one real n8n per test file (beforeAll), stopped in
 // afterAll even when tests fail, with every step's time printed at the end.
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
 	cleanupAll,
+	executionError,
 	log,
+	sandboxCredential,
 	REPO_ROOT,
 	startStack,
 	timingReport,
@@ -13,6 +16,8 @@ import {
 	type StackOptions,
 	type PackedPackage,
 	type WorkflowJson,
+	type ExecutionSummary,
+	type SandboxUser,
 } from '../../scripts/n8n';
 
 // jest reads `testTimeout` from the global config only, so the e2e project's 900 s in
@@ -103,3 +108,36 @@ export function linearWorkflow(id: string, name: string, specs: NodeSpec[]): Wor
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A fresh sandbox API user (isolation per test) imported into n8n as a credential with that id. */
+export async function importFreshCredentials(stack: Stack, ids: string[]): Promise<Map<string, SandboxUser>> {
+	if (!stack.sandbox) throw new Error('the sandbox API is not running');
+	const users = new Map<string, SandboxUser>();
+	for (const id of ids) users.set(id, await stack.sandbox.control.newUser());
+	await stack.host.importCredentials(ids.map((id) => sandboxCredential(id, `e2e ${id}`, users.get(id)!)));
+	return users;
+}
+
+/** Presents a refresh token to the API's refresh endpoint (spec operation 1); returns the HTTP status. */
+export async function presentRefreshToken(user: SandboxUser, refreshToken: string): Promise<number> {
+	const url = `${user.base_url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${encodeURIComponent(user.tenancy_id)}/apikeys?username=${encodeURIComponent(user.username)}`;
+	const response = await fetch(url, { headers: { authorization: `Bearer ${refreshToken}`, 'user-agent': 'lp-e2e-check', accept: 'application/json' } });
+	await response.text();
+	return response.status;
+}
+
+/** Webhook (n8n-nodes-base.webhook) node answering with the last node's first item. */
+export function webhookStart(path: string): NodeSpec {
+	return {
+		name: 'Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		webhookId: randomUUID(),
+		parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', options: {} },
+	};
+}
+
+/** Workflow ids imported/activated by a test file, for a tidy list in failures. */
+export function executionsSummary(executions: ExecutionSummary[]): string {
+	return executions.map((e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`).join('\n');
+}
