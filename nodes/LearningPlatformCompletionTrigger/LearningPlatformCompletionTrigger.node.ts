@@ -8,7 +8,15 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import type { FeedFilters } from '../LearningPlatform/helpers/feed';
-import { feedFilterQuery, toFeedTimestamp, walkFeed } from '../LearningPlatform/helpers/feed';
+import {
+	FEED_FLAGS,
+	feedContentTypeFilter,
+	feedFilterQuery,
+	feedFlagOptions,
+	toFeedTimestamp,
+	walkFeed,
+} from '../LearningPlatform/helpers/feed';
+import { enabledFlags } from '../LearningPlatform/helpers/fields';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import {
 	VISIBILITY_MARGIN_SECONDS,
@@ -56,16 +64,13 @@ function secondsAgo(seconds: number): string {
 function readSettings(this: IPollFunctions): TriggerSettings {
 	const filterValues = this.getNodeParameter('filters', {}) as IDataObject;
 	const flagValues = this.getNodeParameter('options', {}) as IDataObject;
-	const filters: FeedFilters = {};
+	const filters: FeedFilters = enabledFlags(flagValues, FEED_FLAGS);
 	if (typeof filterValues.contentType === 'string' && filterValues.contentType !== '') {
 		filters.contentType = filterValues.contentType;
 	}
 	// 0 is the field's empty value (content ids start at 1)
 	const contentId = Number(filterValues.contentId);
 	if (Number.isInteger(contentId) && contentId > 0) filters.contentId = contentId;
-	for (const flag of ['showSuspended', 'includeEnrolments', 'showNotCompleted', 'userFields', 'contentFields'] as const) {
-		if (flagValues[flag] === true) filters[flag] = true;
-	}
 	const statuses = Array.isArray(filterValues.statuses) ? (filterValues.statuses as string[]) : [];
 	const query = feedFilterQuery(filters);
 	const filtersKey = JSON.stringify(Object.keys(query).sort().map((key) => [key, query[key]]));
@@ -209,7 +214,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 						options: COMPLETION_STATUSES.map((status) => ({ name: status, value: status })),
 						default: [],
 						description:
-							'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Show Not Completed.',
+							'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Include Not Completed.',
 					},
 					{
 						displayName: 'Content ID',
@@ -218,19 +223,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 						default: 0,
 						description: 'Only records of this content',
 					},
-					{
-						displayName: 'Content Type',
-						name: 'contentType',
-						type: 'options',
-						options: [
-							{ name: 'Course', value: 'course' },
-							{ name: 'Live Learning', value: 'live learning' },
-							{ name: 'Resource', value: 'resource' },
-							{ name: 'Video', value: 'video' },
-						],
-						default: 'course',
-						description: 'Only records of this type of content',
-					},
+					feedContentTypeFilter,
 				],
 			},
 			{
@@ -239,43 +232,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				type: 'collection',
 				placeholder: 'Add Option',
 				default: {},
-				options: [
-					{
-						displayName: 'Include Content Fields',
-						name: 'contentFields',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to add the course custom fields as contentdata',
-					},
-					{
-						displayName: 'Include Enrolments',
-						name: 'includeEnrolments',
-						type: 'boolean',
-						default: false,
-						description: 'Whether course records also include enrolled and in-progress users',
-					},
-					{
-						displayName: 'Include User Fields',
-						name: 'userFields',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to add the custom user fields as userdata',
-					},
-					{
-						displayName: 'Show Not Completed',
-						name: 'showNotCompleted',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to include records not yet completed (enrolled or in progress)',
-					},
-					{
-						displayName: 'Show Suspended Users',
-						name: 'showSuspended',
-						type: 'boolean',
-						default: false,
-						description: 'Whether to include records of suspended users',
-					},
-				],
+				options: feedFlagOptions,
 			},
 		],
 	};

@@ -1,8 +1,15 @@
-import type { IDataObject, JsonObject } from 'n8n-workflow';
+import type { IDataObject, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { LearningPlatformContext } from '../transport';
 import { apiRequest, failedStatusMessage } from '../transport';
+import {
+	contentFieldsOption,
+	contentTypeOptions,
+	enabledFlags,
+	showSuspendedOption,
+	userFieldsOption,
+} from './fields';
 
 export { toFeedTimestamp } from './dates';
 export type { FeedTimestampOptions } from './dates';
@@ -14,16 +21,48 @@ export type { FeedTimestampOptions } from './dates';
  * restart a rejected cursor from the last known-good `lastupdated`.
  */
 
-export interface FeedFilters {
+/** The feed's on/off query flags, in the order they are sent. */
+export const FEED_FLAGS = ['showSuspended', 'includeEnrolments', 'showNotCompleted', 'userFields', 'contentFields'] as const;
+
+export type FeedFlag = (typeof FEED_FLAGS)[number];
+
+export interface FeedFilters extends Partial<Record<FeedFlag, boolean>> {
 	contentId?: number;
 	/** `course`, `live learning`, `resource` or `video` (any case) */
 	contentType?: string;
-	showSuspended?: boolean;
-	includeEnrolments?: boolean;
-	showNotCompleted?: boolean;
-	userFields?: boolean;
-	contentFields?: boolean;
 }
+
+/** The Content Type filter of completion Get Many and the completion trigger. */
+export const feedContentTypeFilter: INodeProperties = {
+	displayName: 'Content Type',
+	name: 'contentType',
+	type: 'options',
+	options: contentTypeOptions,
+	default: 'course',
+	description: 'Only records of this content type',
+};
+
+/** The FEED_FLAGS as options of completion Get Many and the completion trigger, sorted by label. */
+export const feedFlagOptions: INodeProperties[] = [
+	contentFieldsOption,
+	userFieldsOption,
+	{
+		displayName: 'Include Enrolments',
+		name: 'includeEnrolments',
+		type: 'boolean',
+		default: false,
+		description:
+			'Whether course records also include enrolled and in-progress learners (Live Learning needs "Include Not Completed")',
+	},
+	{
+		displayName: 'Include Not Completed',
+		name: 'showNotCompleted',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to include records not completed yet (enrolled or in progress)',
+	},
+	showSuspendedOption,
+];
 
 export interface FeedWalkOptions {
 	filters: FeedFilters;
@@ -72,16 +111,7 @@ export function feedFilterQuery(filters: FeedFilters): IDataObject {
 		query.contentId = filters.contentId;
 	}
 	if (filters.contentType) query.contentType = filters.contentType.toLowerCase();
-	for (const flag of [
-		'showSuspended',
-		'includeEnrolments',
-		'showNotCompleted',
-		'userFields',
-		'contentFields',
-	] as const) {
-		if (filters[flag] === true) query[flag] = true;
-	}
-	return query;
+	return { ...query, ...enabledFlags(filters, FEED_FLAGS) };
 }
 
 export async function walkFeed(

@@ -3,8 +3,8 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
 import type { FeedFilters } from '../../helpers/feed';
-import { toFeedTimestamp, walkFeed } from '../../helpers/feed';
-import { readLimit, returnAllAndLimit } from '../../helpers/fields';
+import { FEED_FLAGS, feedContentTypeFilter, feedFlagOptions, toFeedTimestamp, walkFeed } from '../../helpers/feed';
+import { enabledFlags, readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 
 const properties: INodeProperties[] = [
@@ -41,19 +41,7 @@ const properties: INodeProperties[] = [
 				default: '',
 				description: 'Only records of this content (numeric ID)',
 			},
-			{
-				displayName: 'Content Type',
-				name: 'contentType',
-				type: 'options',
-				options: [
-					{ name: 'Course', value: 'course' },
-					{ name: 'Live Learning', value: 'live learning' },
-					{ name: 'Resource', value: 'resource' },
-					{ name: 'Video', value: 'video' },
-				],
-				default: 'course',
-				description: 'Only records of this content type',
-			},
+			feedContentTypeFilter,
 		],
 	},
 	{
@@ -63,42 +51,7 @@ const properties: INodeProperties[] = [
 		placeholder: 'Add Option',
 		default: {},
 		options: [
-			{
-				displayName: 'Include Custom Content Fields',
-				name: 'contentFields',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to add custom course fields as a "contentdata" object',
-			},
-			{
-				displayName: 'Include Custom User Fields',
-				name: 'userFields',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to add custom user fields as a "userdata" object',
-			},
-			{
-				displayName: 'Include Enrolments',
-				name: 'includeEnrolments',
-				type: 'boolean',
-				default: false,
-				description:
-					'Whether course records also include enrolled and in-progress learners (Live Learning needs "Include Not Completed")',
-			},
-			{
-				displayName: 'Include Not Completed',
-				name: 'showNotCompleted',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to include records not completed yet (enrolled or in progress)',
-			},
-			{
-				displayName: 'Include Suspended Users',
-				name: 'showSuspended',
-				type: 'boolean',
-				default: false,
-				description: 'Whether to include records of suspended learners',
-			},
+			...feedFlagOptions,
 			{
 				displayName: 'Output Sync State',
 				name: 'outputSyncState',
@@ -136,11 +89,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const filters: FeedFilters = {
 			contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
 			contentType: (filterValues.contentType as string) || undefined,
-			showSuspended: options.showSuspended === true,
-			includeEnrolments: options.includeEnrolments === true,
-			showNotCompleted: options.showNotCompleted === true,
-			userFields: options.userFields === true,
-			contentFields: options.contentFields === true,
+			...enabledFlags(options, FEED_FLAGS),
 		};
 
 		const result = await walkFeed.call(this, {
