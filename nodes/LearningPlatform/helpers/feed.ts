@@ -22,7 +22,13 @@ export type { FeedTimestampOptions } from './dates';
  */
 
 /** The feed's on/off query flags, in the order they are sent. */
-export const FEED_FLAGS = ['showSuspended', 'includeEnrolments', 'showNotCompleted', 'userFields', 'contentFields'] as const;
+export const FEED_FLAGS = [
+	'showSuspended',
+	'includeEnrolments',
+	'showNotCompleted',
+	'userFields',
+	'contentFields',
+] as const;
 
 export type FeedFlag = (typeof FEED_FLAGS)[number];
 

@@ -1,7 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiRequest, failedStatusMessage } from '../transport';
+import { runPerItem } from './execute';
+import { enabledFlags } from './fields';
 
 /**
  * The asynchronous report reads (activity completions, attendance, content): submit a
@@ -35,8 +37,7 @@ export interface WaitOptions {
 	timeoutSeconds: number;
 }
 
-/** The "Wait for Result" and "Timeout" options, shared by the four report operations. */
-export const waitOptions: INodeProperties[] = [
+const waitOptions: INodeProperties[] = [
 	{
 		displayName: 'Wait for Result',
 		name: 'waitForResult',
@@ -55,6 +56,18 @@ export const waitOptions: INodeProperties[] = [
 			'How long to wait for the report before failing. The error names the request ID so the result can still be fetched later with "Get Result".',
 	},
 ];
+
+/** The "Options" collection of the four report operations: their own flags, then waiting. */
+export function reportOptions(...flags: INodeProperties[]): INodeProperties {
+	return {
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add Option',
+		default: {},
+		options: [...flags, ...waitOptions],
+	};
+}
 
 export function readWaitOptions(options: IDataObject): WaitOptions {
 	const timeout = Number(options.timeout ?? DEFAULT_TIMEOUT_SECONDS);
@@ -130,7 +143,7 @@ export async function pollReport(
 }
 
 /** Submits a new report request and (by default) waits for its records. */
-export async function runReport(
+async function runReport(
 	this: IExecuteFunctions,
 	reportType: ReportType,
 	filters: IDataObject,
@@ -147,4 +160,23 @@ export async function runReport(
 		});
 	}
 	return await pollReport.call(this, reportType, submitted, requestId, wait, itemIndex);
+}
+
+/**
+ * The execute of a report submitted per input item: `filters` reads the item's filters
+ * (undefined ones are not sent), the `flags` switched on under "Options" are added, then the
+ * report runs with that item's wait options.
+ */
+export async function runReportPerItem(
+	this: IExecuteFunctions,
+	reportType: ReportType,
+	flags: readonly string[],
+	filters: (this: IExecuteFunctions, itemIndex: number) => IDataObject,
+): Promise<INodeExecutionData[]> {
+	return await runPerItem.call(this, async function (itemIndex) {
+		const given = Object.entries(filters.call(this, itemIndex)).filter(([, value]) => value !== undefined);
+		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
+		return await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
+	});
 }

@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
-import { enabledFlags, showSuspendedOption, userFieldsOption } from '../../helpers/fields';
+import { showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
+import { reportOptions, runReportPerItem } from '../../helpers/reports';
 
 const properties: INodeProperties[] = [
 	{
@@ -58,18 +57,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [
-			userFieldsOption,
-			showSuspendedOption,
-			...waitOptions,
-		],
-	},
+	reportOptions(userFieldsOption, showSuspendedOption),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };
@@ -77,7 +65,7 @@ const displayOptions = { show: { resource: ['report'], operation: ['getActivityC
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runPerItem.call(this, async function (itemIndex) {
+	return await runReportPerItem.call(this, 'activitycompletions', ['showSuspended', 'userFields'], function (itemIndex) {
 		const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
 		const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
 		// The server would answer "Failed" only after a request; say it before spending one.
@@ -89,16 +77,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			});
 		}
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		const activityId = optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex);
-
-		const qs: IDataObject = {
-			...(userId !== undefined ? { userId } : {}),
-			...(contentId !== undefined ? { contentId } : {}),
-			...(activityId !== undefined ? { activityId } : {}),
-			...(filters.contentType ? { contentType: filters.contentType } : {}),
-			...enabledFlags(options, ['showSuspended', 'userFields']),
+		return {
+			userId,
+			contentId,
+			activityId: optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex),
+			contentType: filters.contentType || undefined,
 		};
-		return await runReport.call(this, 'activitycompletions', qs, readWaitOptions(options), itemIndex);
 	});
 }

@@ -1,10 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
 import { contentTypeOptions } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { readWaitOptions, runReport, waitOptions } from '../../helpers/reports';
+import { reportOptions, runReportPerItem } from '../../helpers/reports';
 
 const properties: INodeProperties[] = [
 	{
@@ -31,14 +30,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [...waitOptions],
-	},
+	reportOptions(),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getContent'] } };
@@ -46,14 +38,11 @@ const displayOptions = { show: { resource: ['report'], operation: ['getContent']
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runPerItem.call(this, async function (itemIndex) {
+	return await runReportPerItem.call(this, 'content', [], function (itemIndex) {
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		const contentId = optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex);
-		const qs: IDataObject = {
-			...(contentId !== undefined ? { contentId } : {}),
-			...(filters.contentType ? { contentType: filters.contentType } : {}),
+		return {
+			contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
+			contentType: filters.contentType || undefined,
 		};
-		return await runReport.call(this, 'content', qs, readWaitOptions(options), itemIndex);
 	});
 }

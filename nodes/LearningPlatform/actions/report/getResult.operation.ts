@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
 import type { ReportType } from '../../helpers/reports';
-import { pollReport, readWaitOptions, waitOptions } from '../../helpers/reports';
+import { pollReport, readWaitOptions, reportOptions } from '../../helpers/reports';
 
 const properties: INodeProperties[] = [
 	{
@@ -30,14 +30,7 @@ const properties: INodeProperties[] = [
 		description:
 			'The "requestid" returned by an earlier report operation (with "Wait for Result" off, or named in a timeout error)',
 	},
-	{
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [...waitOptions],
-	},
+	reportOptions(),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getResult'] } };
