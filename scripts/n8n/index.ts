@@ -11,3 +11,4 @@ export * from './processes';
 export * from './sandbox-api';
 export * from './stack';
 export * from './tls-front';
+export * from './queue';
