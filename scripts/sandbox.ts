@@ -20,9 +20,11 @@ import {
 	installSignalHandlers,
 	log,
 	PortInUseError,
+	startQueueStack,
 	startStack,
 	step,
 	timingReport,
+	type QueueStack,
 	type Stack,
 } from './n8n';
 
@@ -48,7 +50,9 @@ const HELP = `Usage: npm run sandbox -- [options]
   --state-dir DIR   where n8n's data and the sandbox state live (default <cache>/sandbox-state)
   --fresh           delete that state first (new owner, credential, workflows, tokens)
   --verbose         echo n8n's and the sandbox API's output
-  --queue           queue mode (main + workers + Redis): not available yet (issue 8)
+  --queue           queue mode: n8n main + 2 workers + Redis + PostgreSQL (Debian packages,
+                    installed when missing); n8n's data lives in a throwaway database, so every
+                    --queue start is fresh (state in <state-dir>/queue)
 `;
 
 function parseArgs(argv: string[]): Options {
@@ -175,6 +179,13 @@ function banner(stack: Stack, options: Options, startedIn: number): string {
 		` sandbox API     ${sandbox.url}   (tenancy ${sandbox.tenancyId}, API user ${sandbox.username})`,
 		` webhooks (TLS)  ${stack.webhookBaseUrl}   (self-signed; the sandbox trusts its CA)`,
 		` credential      "Learning Platform (sandbox)"`,
+		...('workers' in stack
+			? [
+					` queue mode      ${(stack as QueueStack).workers.length} workers (${(stack as QueueStack).workers.map((w) => `${w.name}: ${w.url}/healthz`).join(', ')})`,
+					`                 Redis 127.0.0.1:${(stack as QueueStack).redis.port}, PostgreSQL 127.0.0.1:${(stack as QueueStack).postgres.port} (database n8n, user n8n)`,
+					`                 which worker ran what: grep 'Worker started execution' ${path.join(options.stateDir, 'logs')}/n8n-worker-*.log`,
+				]
+			: []),
 		'',
 		' Demo workflows:',
 		...demoWorkflows().map((w) => `   ${w.active ? '[active]  ' : '[manual]  '}${w.name}\n              ${n8nUrl}/workflow/${w.id}`),
@@ -201,8 +212,10 @@ async function main(): Promise<void> {
 		process.exit(2);
 	}
 	if (options.queue) {
-		process.stderr.write('--queue (n8n main + workers + Redis) is not available yet: it comes with issue 8.\n');
-		process.exit(2);
+		// The database is a throwaway PostgreSQL cluster: nothing of n8n survives a restart, so the
+		// queue variant keeps its own, always fresh, state folder.
+		options.stateDir = path.join(options.stateDir, 'queue');
+		fs.rmSync(options.stateDir, { recursive: true, force: true });
 	}
 	let stopping = false;
 	installSignalHandlers(() => {
@@ -217,7 +230,7 @@ async function main(): Promise<void> {
 	const apiStateFile = path.join(options.stateDir, 'sandbox-api.json');
 	const apiStateExisted = fs.existsSync(apiStateFile);
 
-	const stack = await startStack({
+	const stack = await (options.queue ? startQueueStack : startStack)({
 		name: 'sandbox',
 		workDir: options.stateDir,
 		keepWorkDir: true,
@@ -236,6 +249,7 @@ async function main(): Promise<void> {
 	// Stay up; if n8n or the sandbox API dies on its own, say so and stop the rest.
 	const died = await Promise.race([
 		stack.main.proc!.exited.then(() => `n8n (log: ${stack.main.logFile})`),
+		...('workers' in stack ? (stack as QueueStack).workers.map((w) => w.proc!.exited.then(() => `${w.name} (log: ${w.logFile})`)) : []),
 		stack.sandbox!.process.exited.then(() => `the sandbox API (log: ${path.join(options.stateDir, 'logs', 'sandbox-api.log')})`),
 	]);
 	if (stopping) return new Promise<never>(() => undefined); // Ctrl-C: the signal handler exits
