@@ -4,14 +4,17 @@
  * bench/results/latest.json and bench/results/latest.md.
  *
  *   npm run bench                      all rows (about 6 to 8 minutes on 2 cores)
- *   npm run bench -- --quick           skips the slow parts (bulk writes at the real 60/min, the 30 s report)
+ *   npm run bench -- --quick           skips the slow parts: bulk writes at the real 60/min, the 30 s
+ *                                      report, and the real n8n (trigger row in-process, no 5b)
  *   npm run bench -- --only feed,reports
  *   npm run bench -- --trigger-in-process   trigger row without a real n8n
  *
- * Rows: bulk (bulk writes), feed (feed sync), reports (report polling), trigger (webhook trigger),
- * concurrency (expired key, 50 executions). Each row runs in its own child process (a fresh
- * process: its peak memory, its module state such as the rate-limit buckets and the token-exchange
- * memory are its own), one after the other so that rows do not compete for the CPU.
+ * Rows: bulk (bulk writes), feed (feed sync), reports (report polling), trigger (webhook trigger,
+ * real n8n), concurrency (expired key, 50 executions, in-process), concurrency-n8n (the same in a
+ * real n8n). Each in-process row runs in its own child process (a fresh process: its peak memory
+ * and its module state, such as the rate-limit buckets and the token-exchange memory, are its
+ * own); the real-n8n rows share one child and one n8n. Children run one after the other so that
+ * rows do not compete for the CPU.
  */
 import { execFileSync, fork } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -21,8 +24,12 @@ import * as path from 'node:path';
 import type { RowResult } from './lib/common';
 import { progress } from './lib/common';
 
-const ROWS = ['bulk', 'feed', 'reports', 'trigger', 'concurrency'] as const;
+const ROWS = ['bulk', 'feed', 'reports', 'trigger', 'concurrency', 'concurrency-n8n'] as const;
 type RowId = (typeof ROWS)[number];
+/** issue 7's numbering */
+const NUMBER: Record<RowId, string> = { bulk: '1', feed: '2', reports: '3', trigger: '4', concurrency: '5', 'concurrency-n8n': '5b' };
+/** rows that share one real n8n run in one child process, after the others */
+const REAL_N8N_ROWS: RowId[] = ['trigger', 'concurrency-n8n'];
 
 export interface RowOptions {
 	quick: boolean;
@@ -41,40 +48,50 @@ async function loadRow(id: RowId): Promise<(options: RowOptions) => Promise<RowR
 			return (await import('./rows/trigger')).run;
 		case 'concurrency':
 			return (await import('./rows/concurrency')).run;
+		case 'concurrency-n8n':
+			return (await import('./rows/concurrencyN8n')).run;
 	}
 }
 
 // ------------------------------------------------------------------------------------------
 // Child: runs one row, sends its result over IPC (stdout may carry n8n's console output)
 
-async function runChild(id: RowId, options: RowOptions): Promise<void> {
-	const t0 = Date.now();
-	let result: RowResult;
-	try {
-		const run = await loadRow(id);
-		result = await run(options);
-	} catch (error) {
-		result = { id, title: id, mode: '', settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: (error as Error)?.stack ?? String(error) };
+async function runChild(ids: RowId[], options: RowOptions): Promise<void> {
+	const results: RowResult[] = [];
+	for (const id of ids) {
+		const t0 = Date.now();
+		try {
+			const run = await loadRow(id);
+			results.push(await run(options));
+		} catch (error) {
+			results.push(failedRow(id, (error as Error)?.stack ?? String(error), Date.now() - t0));
+		}
 	}
-	await new Promise<void>((resolve) => process.send!({ result }, () => resolve()));
+	if (ids.some((id) => REAL_N8N_ROWS.includes(id))) {
+		const { stopRealN8n } = await import('./lib/realN8n');
+		await stopRealN8n().catch((error: unknown) => progress(`stopping the real n8n failed: ${(error as Error)?.message}`));
+	}
+	await new Promise<void>((resolve) => process.send!({ results }, () => resolve()));
 	process.exit(0);
 }
 
-function runRowInChild(id: RowId, options: RowOptions): Promise<RowResult> {
+function failedRow(id: RowId, error: string, durationMs = 0): RowResult {
+	return { id, title: id, mode: '', settings: {}, metrics: [], notes: [], durationMs, error };
+}
+
+function runGroupInChild(ids: RowId[], options: RowOptions): Promise<RowResult[]> {
 	return new Promise((resolve) => {
-		const args = ['--child', id, ...(options.quick ? ['--quick'] : []), ...(options.triggerInProcess ? ['--trigger-in-process'] : [])];
+		const args = ['--child', ids.join(','), ...(options.quick ? ['--quick'] : []), ...(options.triggerInProcess ? ['--trigger-in-process'] : [])];
 		const child = fork(__filename, args, {
 			execArgv: [...process.execArgv, '--expose-gc'],
 			stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
 		});
-		let result: RowResult | undefined;
-		child.on('message', (message: { result?: RowResult }) => {
-			if (message?.result) result = message.result;
+		let results: RowResult[] | undefined;
+		child.on('message', (message: { results?: RowResult[] }) => {
+			if (message?.results) results = message.results;
 		});
 		child.on('exit', (code, signal) => {
-			resolve(
-				result ?? { id, title: id, mode: '', settings: {}, metrics: [], notes: [], durationMs: 0, error: `the row's process ended (code ${code}, signal ${signal}) without a result` },
-			);
+			resolve(results ?? ids.map((id) => failedRow(id, `the row's process ended (code ${code}, signal ${signal}) without a result`)));
 		});
 	});
 }
@@ -130,8 +147,8 @@ function pad(text: string, width: number) {
 
 function tableLines(results: RowResult[]): string[][] {
 	const lines: string[][] = [];
-	results.forEach((row, index) => {
-		const label = `${index + 1}. ${row.title}`;
+	results.forEach((row) => {
+		const label = `${NUMBER[row.id as RowId] ?? '?'}. ${row.title}`;
 		if (row.error) {
 			lines.push([label, 'ERROR', row.error.split('\n')[0], '', 'MISS']);
 			return;
@@ -146,7 +163,7 @@ function tableLines(results: RowResult[]): string[][] {
 function textTable(results: RowResult[]): string {
 	const header = ['Row', 'Metric', 'Value', 'Target', 'Result'];
 	const rows = tableLines(results);
-	const widths = header.map((h, c) => Math.min(c === 2 ? 70 : 60, Math.max(h.length, ...rows.map((r) => r[c].length))));
+	const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
 	const out = [header.map((h, c) => pad(h, widths[c])).join('  '), widths.map((w) => '-'.repeat(w)).join('  ')];
 	for (const r of rows) out.push(r.map((cell, c) => pad(cell, widths[c])).join('  ').trimEnd());
 	return out.join('\n');
@@ -170,8 +187,8 @@ function markdown(report: Report): string {
 		...tableLines(report.rows).map((r) => `| ${r.map(esc).join(' | ')} |`),
 		'',
 	];
-	report.rows.forEach((row, index) => {
-		lines.push(`**${index + 1}. ${row.title}** — ${row.mode || 'n/a'}; ${(row.durationMs / 1000).toFixed(0)} s; settings: \`${JSON.stringify(row.settings)}\``);
+	report.rows.forEach((row) => {
+		lines.push(`**${NUMBER[row.id as RowId] ?? '?'}. ${row.title}** — ${row.mode || 'n/a'}; ${(row.durationMs / 1000).toFixed(0)} s; settings: \`${JSON.stringify(row.settings)}\``);
 		for (const note of row.notes) lines.push(`- ${note}`);
 		if (row.error) lines.push(`- ERROR: ${row.error.split('\n')[0]}`);
 		lines.push('');
@@ -195,10 +212,10 @@ interface Report {
 async function main() {
 	const argv = process.argv.slice(2);
 	const quick = argv.includes('--quick');
-	const triggerInProcess = argv.includes('--trigger-in-process');
+	const triggerInProcess = argv.includes('--trigger-in-process') || quick;
 	const childIndex = argv.indexOf('--child');
 	if (childIndex >= 0) {
-		await runChild(argv[childIndex + 1] as RowId, { quick, triggerInProcess });
+		await runChild((argv[childIndex + 1] ?? '').split(',') as RowId[], { quick, triggerInProcess });
 		return;
 	}
 	const onlyIndex = argv.indexOf('--only');
@@ -211,19 +228,28 @@ async function main() {
 			process.exit(2);
 		}
 		rows = ROWS.filter((r) => wanted.includes(r));
+	} else if (quick) {
+		rows = rows.filter((r) => r !== 'concurrency-n8n');
 	}
 
 	const t0 = Date.now();
 	const date = new Date().toISOString();
 	const info = machine();
 	progress(`machine: ${info.cpus} × ${info.cpuModel}, ${info.memoryGiB} GiB, Node ${info.nodeVersion}, load ${info.loadAverageAtStart.join(' / ')}`);
-	const results: RowResult[] = [];
-	for (const id of rows) {
-		progress(`row ${id} ...`);
-		const result = await runRowInChild(id, { quick, triggerInProcess });
-		progress(`row ${id}: ${result.error ? `ERROR ${result.error.split('\n')[0]}` : 'done'} in ${(result.durationMs / 1000).toFixed(1)} s`);
-		results.push(result);
+	// one child per in-process row, then one child for the rows that share the real n8n
+	const usesRealN8n = (id: RowId) => id === 'concurrency-n8n' || (id === 'trigger' && !triggerInProcess);
+	const groups: RowId[][] = rows.filter((id) => !usesRealN8n(id)).map((id) => [id]);
+	const realGroup = rows.filter(usesRealN8n);
+	if (realGroup.length) groups.push(realGroup);
+	const collected: RowResult[] = [];
+	for (const group of groups) {
+		progress(`row ${group.join(' + ')} ...`);
+		for (const result of await runGroupInChild(group, { quick, triggerInProcess })) {
+			progress(`row ${result.id}: ${result.error ? `ERROR ${result.error.split('\n')[0]}` : 'done'} in ${(result.durationMs / 1000).toFixed(1)} s`);
+			collected.push(result);
+		}
 	}
+	const results = ROWS.flatMap((id) => collected.filter((r) => r.id === id));
 
 	const report: Report = {
 		date,

@@ -33,11 +33,10 @@ import * as path from 'node:path';
 import type { IDataObject } from 'n8n-workflow';
 
 import { verifyDelivery } from '../../nodes/LearningPlatformTrigger/signature';
-import type { DeliveryAttempt, SubscriptionState } from '../../sandbox/client';
-import { SandboxClient } from '../../sandbox/client';
+import type { DeliveryAttempt, SandboxClient, SubscriptionState } from '../../sandbox/client';
 import { nodeOutput, type N8nClient } from '../../scripts/n8n/client';
 import { sandboxCredential } from '../../scripts/n8n/sandbox-api';
-import { startStack, type Stack } from '../../scripts/n8n/stack';
+import type { Stack } from '../../scripts/n8n/stack';
 import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { runHook, runWebhook } from '../../test/support/n8n';
 import type { RowOptions } from '../run';
@@ -55,6 +54,7 @@ import {
 	type RowResult,
 } from '../lib/common';
 import { LearningPlatformTrigger } from '../lib/nodes';
+import { REAL_N8N_MODE, realN8n, realN8nSandbox } from '../lib/realN8n';
 
 const EVENTS = 500;
 const FORGED = 50;
@@ -104,9 +104,9 @@ function payload(seq: number): IDataObject {
 // Real n8n
 
 async function realN8nReceiver(): Promise<Receiver> {
-	const stack: Stack = await startStack({ name: 'bench-trigger', sandbox: true, sandboxArgs: ['--quiet'] });
-	try {
-		const control = new SandboxClient(stack.sandbox!.url);
+	const stack: Stack = await realN8n();
+	{
+		const control = await realN8nSandbox();
 		const grant = await control.issueRefreshToken(`bench-trigger-${process.pid}`);
 		const credentialId = `benchTrig${process.pid}`.slice(0, 16);
 		await stack.host.importCredentials([sandboxCredential(credentialId, 'Bench trigger', grant)]);
@@ -133,7 +133,7 @@ async function realN8nReceiver(): Promise<Receiver> {
 		progress(`trigger: real n8n up, workflow ${workflow.id} active, subscription ${subscription.id} → ${subscription.url}`);
 
 		return {
-			mode: `real n8n ${'2.40.7'} (community package from npm pack, behind the TLS front)`,
+			mode: `${REAL_N8N_MODE}, webhooks through the TLS front`,
 			control,
 			username: grant.username,
 			subscription,
@@ -161,13 +161,9 @@ async function realN8nReceiver(): Promise<Receiver> {
 				return [`n8n's log: ${dbTimeouts} "Database ping failed" lines, ${stats} "Failed to record workflow statistic" lines (SQLite, n8n's default database)`];
 			},
 			async close() {
-				await control.close();
-				await stack.stop();
+				await client.deactivate(workflow.id).catch(() => undefined);
 			},
 		};
-	} catch (error) {
-		await stack.stop();
-		throw error;
 	}
 }
 
