@@ -116,7 +116,10 @@ export class SandboxControl {
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
 
-	/** A fresh API user (isolation per test) with its initial refresh token. */
+	/**
+	 * A refresh token for `username`, creating that API user when it is new (isolation per test:
+	 * pass a new name). Kills the user's previous token; without a name: the default user's.
+	 */
 	newUser(username?: string): Promise<SandboxUser> {
 		return this.call('POST', '/refresh-tokens', username ? { username } : {});
 	}

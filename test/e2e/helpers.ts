@@ -113,7 +113,9 @@ export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve
 export async function importFreshCredentials(stack: Stack, ids: string[]): Promise<Map<string, SandboxUser>> {
 	if (!stack.sandbox) throw new Error('the sandbox API is not running');
 	const users = new Map<string, SandboxUser>();
-	for (const id of ids) users.set(id, await stack.sandbox.control.newUser());
+	// A new API user per credential: subscriptions, rate-limit bucket and token chain of its own.
+	// (Without a username the control API re-issues the default user's token, killing the last one.)
+	for (const id of ids) users.set(id, await stack.sandbox.control.newUser(`e2e-${id.toLowerCase()}`));
 	await stack.host.importCredentials(ids.map((id) => sandboxCredential(id, `e2e ${id}`, users.get(id)!)));
 	return users;
 }
@@ -140,4 +142,16 @@ export function webhookStart(path: string): NodeSpec {
 /** Workflow ids imported/activated by a test file, for a tidy list in failures. */
 export function executionsSummary(executions: ExecutionSummary[]): string {
 	return executions.map((e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`).join('\n');
+}
+
+export interface DemoData {
+	tenancy_id: string;
+	users: Array<{ id: number; username: string; suspended: boolean; deleted: boolean }>;
+	content: Array<{ id: number; fullname: string; contenttype: string; deleted: boolean; activities: number[]; sessions: number[] }>;
+}
+
+/** The sandbox's demo learners and content (`GET /__sandbox/demo`). */
+export async function demoData(stack: Stack): Promise<DemoData & { activeLearners: DemoData['users'] }> {
+	const demo = await stack.sandbox!.control.call<DemoData>('GET', '/demo');
+	return { ...demo, activeLearners: demo.users.filter((u) => !u.suspended && !u.deleted) };
 }

@@ -1,0 +1,324 @@
+// Queue mode (issue 8): the package on n8n's distributed engine. One n8n main process, two
+// `n8n worker` processes, Redis (Bull queue) and PostgreSQL (shared database), all real
+// (scripts/n8n/queue.ts). Asserts on what n8n stored, what each worker logged, and what the
+// sandbox API saw:
+// - rotation across workers: 40 webhook-started executions from an expired API key, spread over
+//   both workers, none failed; five times in a row;
+// - rate limit across workers: a bulk bookmark run split over two workers at 60 requests/minute;
+// - the webhook trigger's deliveries arrive at the main process and run on workers;
+// - the polling trigger keeps one cursor: records created between polls arrive exactly once.
+// The polling trigger polls once a minute at most (n8n refuses shorter intervals), so it is
+// activated first and checked last, while the other tests run.
+import { randomUUID } from 'node:crypto';
+import {
+	cleanupAll,
+	executionError,
+	executionsByWorker,
+	log,
+	nodeOutput,
+	sandboxCredential,
+	startQueueStack,
+	timingReport,
+	type ExecutionSummary,
+	type QueueStack,
+	type SandboxUser,
+} from '../../scripts/n8n';
+import { landed, linearWorkflow, sleep, TYPES, uniqueId } from './helpers';
+
+jest.setTimeout(900_000);
+
+const describeIf = landed().sandbox && landed().credential && landed().action && landed().trigger && landed().poll ? describe : describe.skip;
+
+function summary(executions: ExecutionSummary[]): string {
+	return executions.map((e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`).join('\n');
+}
+
+describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
+	let stack: QueueStack;
+	const suiteStart = Date.now();
+	const report: Record<string, unknown> = {};
+
+	const rotCred = uniqueId('qRot');
+	const bulkCred = uniqueId('qBulk');
+	const hookCred = uniqueId('qHook');
+	const pollCred = uniqueId('qPoll');
+	const users = new Map<string, SandboxUser>();
+
+	const rotWorkflow = uniqueId('qRotWf');
+	const rotPath = `queue-rotation-${rotWorkflow.toLowerCase()}`;
+	const bulkWorkflow = uniqueId('qBulkWf');
+	const bulkPath = `queue-bulk-${bulkWorkflow.toLowerCase()}`;
+	const hookWorkflow = uniqueId('qHookWf');
+	const pollWorkflow = uniqueId('qPollWf');
+	let pollActivatedAt = 0;
+	const batchA = 5;
+	const batchB = 4;
+
+	const control = () => stack.sandbox!.control;
+
+	async function callRotationHook(): Promise<{ status: number; body: string }> {
+		const response = await fetch(`${stack.main.url}/webhook/${rotPath}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: '{}',
+			signal: AbortSignal.timeout(180_000),
+		});
+		return { status: response.status, body: await response.text() };
+	}
+
+	/** Executions of a workflow without their data (cheap), all pages. */
+	async function executionsOf(workflowId: string): Promise<ExecutionSummary[]> {
+		return stack.client.listExecutions({ workflowId });
+	}
+
+	async function waitFinished(workflowId: string, count: number, timeoutMs: number): Promise<ExecutionSummary[]> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const all = await executionsOf(workflowId);
+			const done = all.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
+			if (done.length >= count) return done;
+			if (Date.now() > deadline) throw new Error(`workflow ${workflowId}: ${done.length}/${count} finished after ${timeoutMs} ms (${all.map((e) => e.status).join(',')})`);
+			await sleep(1000);
+		}
+	}
+
+	beforeAll(async () => {
+		stack = await startQueueStack({ name: 'e2e-queue', sandbox: true, workers: 2, concurrency: 10 });
+		// One sandbox API user per credential: each has its own tokens, rate-limit bucket and subscriptions.
+		for (const id of [rotCred, bulkCred, hookCred, pollCred]) users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
+		await stack.host.importCredentials([...users].map(([id, user]) => sandboxCredential(id, `queue ${id}`, user)));
+
+		const hook = (path: string, responseMode: string) => ({
+			name: 'Webhook',
+			type: 'n8n-nodes-base.webhook',
+			typeVersion: 2,
+			webhookId: randomUUID(),
+			parameters: { httpMethod: 'POST', path, responseMode, options: {} },
+		});
+		await stack.host.importWorkflows([
+			linearWorkflow(rotWorkflow, 'queue: rotation (webhook-started)', [
+				hook(rotPath, 'lastNode'),
+				{ name: 'Events', type: TYPES.action, credentialId: rotCred, parameters: { resource: 'webhook', operation: 'getEvents' } },
+			]),
+			linearWorkflow(bulkWorkflow, 'queue: bulk bookmarks', [
+				hook(bulkPath, 'onReceived'),
+				{ name: 'Learners', type: 'n8n-nodes-base.splitOut', parameters: { fieldToSplitOut: 'body.learners', options: {} } },
+				{
+					name: 'Bookmark',
+					type: TYPES.action,
+					credentialId: bulkCred,
+					parameters: { resource: 'bookmark', operation: 'create', username: '={{ $json.username }}', contentId: '102', contentType: 'course' },
+				},
+			]),
+			linearWorkflow(hookWorkflow, 'queue: webhook trigger', [
+				{ name: 'Completion', type: TYPES.trigger, credentialId: hookCred, webhookId: randomUUID(), parameters: { event: 'Events\\Courses\\Completion_created' } },
+			]),
+			linearWorkflow(pollWorkflow, 'queue: polling trigger', [
+				{
+					name: 'Feed',
+					type: TYPES.poll,
+					credentialId: pollCred,
+					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, startFrom: 'now', filters: {}, options: {} },
+				},
+			]),
+		]);
+		await stack.client.activate(rotWorkflow);
+		await stack.client.activate(bulkWorkflow);
+		// The polling trigger: activation polls once (the baseline, `startFrom: now`), then every
+		// minute in the main process. Records created now arrive with the next poll.
+		await stack.client.activate(pollWorkflow);
+		pollActivatedAt = Date.now();
+		await control().call('POST', '/feed/generate', { count: batchA });
+	}, 900_000);
+
+	afterAll(async () => {
+		try {
+			await stack?.stop();
+		} finally {
+			await cleanupAll();
+			log(`e2e-queue: measured ${JSON.stringify(report, null, 1)}`);
+			log(`e2e-queue: total ${((Date.now() - suiteStart) / 1000).toFixed(0)} s; step timings\n${timingReport()}`);
+		}
+	}, 180_000);
+
+	test('the community package is loaded by the main process and by both workers', async () => {
+		expect(await stack.client.nodeTypeNames()).toContain(TYPES.action);
+		// Workers share the main's N8N_USER_FOLDER (.n8n/nodes); none reported an unknown node type.
+		for (const worker of stack.workers) {
+			expect(worker.logLines(/Unrecognized node type|Unknown node type|could not be loaded/i)).toEqual([]);
+			expect(worker.logLines(/n8n worker is now ready/).length).toBeGreaterThan(0);
+		}
+	});
+
+	test('webhook trigger: deliveries are accepted by the main process and run on the workers', async () => {
+		const user = users.get(hookCred)!;
+		await stack.client.activate(hookWorkflow);
+		const subscriptions = (await control().subscriptions(user.username)).filter((s) => !s.deleted_at);
+		expect(subscriptions).toHaveLength(1);
+		expect(subscriptions[0].url.startsWith(stack.webhookBaseUrl)).toBe(true);
+
+		for (let i = 0; i < 3; i++) await control().simulateCompletion({});
+		const executions = await waitFinished(hookWorkflow, 3, 120_000);
+		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
+		expect(executions).toHaveLength(3);
+		const deliveries = (await control().deliveries(user.username)).filter((d) => d.subscription_id === subscriptions[0].id);
+		expect(deliveries.map((d) => d.status_code)).toEqual([200, 200, 200]);
+
+		const byWorker = executionsByWorker(stack.workers);
+		const ranOn = executions.map((e) => [...byWorker].find(([, ids]) => ids.has(String(e.id)))?.[0] ?? 'main?');
+		expect(ranOn).not.toContain('main?');
+		expect(stack.main.logLines(/Worker started execution/)).toEqual([]);
+		const withData = await stack.client.getExecution(String(executions[0].id));
+		expect(nodeOutput(withData, 'Completion')[0]).toMatchObject({ event: 'Events\\Courses\\Completion_created' });
+		report.webhookTrigger = { deliveries: deliveries.length, executions: executions.length, ranOn };
+
+		await stack.client.deactivate(hookWorkflow);
+		expect((await control().subscriptions(user.username)).filter((s) => !s.deleted_at)).toHaveLength(0);
+	});
+
+	test('rotation across workers: 40 executions from an expired API key, 5 times in a row, none fails', async () => {
+		await control().config({ rateLimitPerMinute: 10_000 });
+		const user = users.get(rotCred)!;
+		// The first use exchanges the imported refresh token (empty API key).
+		expect((await callRotationHook()).status).toBe(200);
+		const runs: Array<Record<string, unknown>> = [];
+		let seen = new Set((await executionsOf(rotWorkflow)).map((e) => String(e.id)));
+		for (let run = 1; run <= 5; run++) {
+			const before = await control().auth(user.username);
+			await control().expireApiKey(user.username);
+			const t0 = Date.now();
+			const answers = await Promise.all(Array.from({ length: 40 }, () => callRotationHook()));
+			const ms = Date.now() - t0;
+			const after = await control().auth(user.username);
+			expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.slice(0, 200)}`)).toEqual([]);
+
+			const all = await waitFinished(rotWorkflow, seen.size + 40, 120_000);
+			const fresh = all.filter((e) => !seen.has(String(e.id)));
+			expect(fresh).toHaveLength(40);
+			const failed = fresh.filter((e) => e.status !== 'success');
+			if (failed.length) {
+				const detailed = await Promise.all(failed.map((e) => stack.client.getExecution(String(e.id))));
+				throw new Error(`run ${run}: ${failed.length} failed executions\n${summary(detailed)}`);
+			}
+			const byWorker = executionsByWorker(stack.workers);
+			const spread = [...byWorker].map(([name, ids]) => [name, fresh.filter((e) => ids.has(String(e.id))).length] as const);
+			const entry = {
+				run,
+				ms,
+				exchanges: after.exchanges - before.exchanges,
+				refusedExchanges: after.failed_exchanges - before.failed_exchanges,
+				failed: failed.length,
+				spread: Object.fromEntries(spread),
+			};
+			runs.push(entry);
+			log(`queue rotation run ${run}: ${JSON.stringify(entry)}`);
+			expect(spread.every(([, n]) => n > 0)).toBe(true);
+			expect(spread.reduce((sum, [, n]) => sum + n, 0)).toBe(40);
+			// At least one exchange (the key had expired); one per process at most that raced.
+			expect(entry.exchanges).toBeGreaterThanOrEqual(1);
+			expect(entry.exchanges).toBeLessThanOrEqual(stack.workers.length);
+
+			// The stored credential works afterwards: one more execution, no new exchange.
+			const check = await callRotationHook();
+			expect(check.status).toBe(200);
+			expect((await control().auth(user.username)).exchanges).toBe(after.exchanges);
+			seen = new Set((await waitFinished(rotWorkflow, seen.size + 41, 60_000)).map((e) => String(e.id)));
+		}
+		// What n8n stored is the pair the sandbox considers live.
+		const live = await control().auth(user.username);
+		const stored = await stack.host.storedCredential(rotCred);
+		expect(stored.refreshToken).toBe(live.refresh_token);
+		expect(stored.apiKey).toBe(live.api_key);
+		report.rotation = runs;
+	});
+
+	test('rate limit across workers: 2 executions x 60 bookmarks at 60 requests/minute, no failed item', async () => {
+		await control().config({ rateLimitPerMinute: 60 });
+		const demo = await control().call<{ users: Array<{ username: string; suspended: boolean; deleted: boolean }> }>('GET', '/demo');
+		const learners = demo.users.filter((u) => !u.suspended && !u.deleted).map((u) => ({ username: u.username }));
+		expect(learners.length).toBeGreaterThanOrEqual(120);
+		const statsBefore = await control().stats<{ rate_limited: number; requests: number }>();
+		const t0 = Date.now();
+		for (const part of [learners.slice(0, 60), learners.slice(60, 120)]) {
+			const response = await fetch(`${stack.main.url}/webhook/${bulkPath}`, {
+				method: 'POST',
+				headers: { 'content-type': 'application/json' },
+				body: JSON.stringify({ learners: part }),
+			});
+			expect(response.status).toBe(200);
+			await response.text();
+		}
+		const executions = await waitFinished(bulkWorkflow, 2, 400_000);
+		const ms = Date.now() - t0;
+		const statsAfter = await control().stats<{ rate_limited: number; requests: number }>();
+		const detailed = await Promise.all(executions.map((e) => stack.client.getExecution(String(e.id))));
+		const failedItems = detailed.reduce((sum, e) => sum + (e.status === 'success' ? 0 : 60 - nodeOutput(e, 'Bookmark').length), 0);
+		const bookmarked = detailed.reduce((sum, e) => sum + nodeOutput(e, 'Bookmark').length, 0);
+		const byWorker = executionsByWorker(stack.workers);
+		const ranOn = detailed.map((e) => [...byWorker].find(([, ids]) => ids.has(String(e.id)))?.[0]);
+		const entry = {
+			executions: 2,
+			itemsPerExecution: 60,
+			limitPerMinute: 60,
+			ms,
+			received429: statsAfter.rate_limited - statsBefore.rate_limited,
+			requests: statsAfter.requests - statsBefore.requests,
+			bookmarked,
+			failedItems,
+			ranOn,
+		};
+		report.rateLimit = entry;
+		log(`queue rate limit: ${JSON.stringify(entry)}`);
+		expect(summary(detailed.filter((e) => e.status !== 'success'))).toBe('');
+		expect(failedItems).toBe(0);
+		expect(bookmarked).toBe(120);
+		expect(new Set(ranOn).size).toBe(2);
+		// 120 bookmarks at 60/minute cannot finish before the second window opens.
+		expect(ms).toBeGreaterThanOrEqual(55_000);
+	});
+
+	test('polling trigger: one cursor in the main process, records created between polls arrive exactly once', async () => {
+		const user = users.get(pollCred)!;
+		const feedPolls = async () =>
+			(await control().call<Array<{ path: string; status: number }>>('GET', `/requests?username=${encodeURIComponent(user.username)}&path=completions`)).length;
+		const emitted = async () => {
+			const executions = await executionsOf(pollWorkflow);
+			const detailed = await Promise.all(executions.map((e) => stack.client.getExecution(String(e.id))));
+			return detailed.map((e) => ({ id: String(e.id), status: e.status, records: nodeOutput(e, 'Feed') }));
+		};
+		const waitEmitted = async (count: number, timeoutMs: number) => {
+			const deadline = Date.now() + timeoutMs;
+			for (;;) {
+				const runs = await emitted();
+				if (runs.length >= count) return runs;
+				if (Date.now() > deadline) throw new Error(`polling workflow: ${runs.length}/${count} executions after ${timeoutMs} ms`);
+				await sleep(2000);
+			}
+		};
+
+		const first = await waitEmitted(1, Math.max(10_000, pollActivatedAt + 130_000 - Date.now()));
+		expect(first).toHaveLength(1);
+		expect(first[0].records).toHaveLength(batchA);
+		await control().call('POST', '/feed/generate', { count: batchB });
+		const second = await waitEmitted(2, 130_000);
+		expect(second).toHaveLength(2);
+		// One more poll after the second batch: nothing new, so no execution.
+		const pollsAfterSecond = await feedPolls();
+		const deadline = Date.now() + 130_000;
+		while ((await feedPolls()) <= pollsAfterSecond && Date.now() < deadline) await sleep(2000);
+		expect(await feedPolls()).toBeGreaterThan(pollsAfterSecond);
+		await sleep(3000);
+		const final = await emitted();
+		expect(final).toHaveLength(2);
+		expect(final.map((r) => r.status)).toEqual(['success', 'success']);
+		const sizes = final.map((r) => r.records.length).sort();
+		expect(sizes).toEqual([batchB, batchA].sort());
+		const ids = final.flatMap((r) => r.records.map((rec) => String(rec.completionid)));
+		expect(new Set(ids).size).toBe(batchA + batchB);
+		const byWorker = executionsByWorker(stack.workers);
+		const ranOn = final.map((r) => [...byWorker].find(([, set]) => set.has(r.id))?.[0]);
+		expect(ranOn).not.toContain(undefined);
+		report.polling = { executions: final.length, records: sizes, distinctIds: new Set(ids).size, ranOn, feedRequests: await feedPolls() };
+		await stack.client.deactivate(pollWorkflow);
+	});
+});
