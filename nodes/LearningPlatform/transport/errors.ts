@@ -15,8 +15,8 @@ export const AUTH_FAILURE = 'learningPlatformAuthFailure';
  *   Retry: n8n reloads the credential, which by then holds the rotated pair.
  * - `superseded`: the exchange was answered 401, most likely because another process rotated
  *   the pair first. Retry with the reloaded credential.
- * - `rejected`: the exchange kept being answered 401 with the same token: wrong username or
- *   tenancy, or a revoked/spent token. Final.
+ * - `rejected`: the token was refused and the reloaded credential still holds it after a grace
+ *   period: wrong username or tenancy, or a revoked/spent token. Final.
  * - `unavailable`: the exchange failed for a transient reason (network, 5xx, 429). Retry.
  * - `invalid`: the credential is incomplete or the server's answer made no sense. Final.
  */

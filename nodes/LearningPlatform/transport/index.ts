@@ -146,6 +146,13 @@ export async function apiRequest<T = any>(
 		}
 	};
 
+	const pause = async (ms: number) => {
+		await sleep(ms);
+		if (isCancelled()) {
+			throw new NodeApiError(ctx.getNode(), { message: 'Cancelled' }, { message: 'The execution was cancelled', itemIndex });
+		}
+	};
+
 	let transientRetries = 0;
 	let rateLimitRetries = 0;
 	let authAttempts = 0;
@@ -200,7 +207,7 @@ export async function apiRequest<T = any>(
 				if (retryable && authAttempts < MAX_AUTH_ATTEMPTS) {
 					const ms = kind === 'unavailable' ? backoff(authAttempts, 1_000, 8_000) : backoff(authAttempts, 300, 3_000);
 					log(`credential ${kind} (attempt ${authAttempts}), retrying with the reloaded credential in ${ms} ms`);
-					await sleep(ms);
+					await pause(ms);
 					continue;
 				}
 				let message = facts.authFailure.message;
@@ -228,7 +235,7 @@ export async function apiRequest<T = any>(
 					transientRetries++;
 					const ms = backoff(transientRetries, 500, 8_000);
 					log(`${facts.status} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
-					await sleep(ms);
+					await pause(ms);
 					continue;
 				}
 				throw await apiError(ctx, facts, settings, method, root, path, options, {
@@ -245,7 +252,7 @@ export async function apiRequest<T = any>(
 				transientRetries++;
 				const ms = backoff(transientRetries, 500, 8_000);
 				log(`network error ${facts.code ?? ''} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
-				await sleep(ms);
+				await pause(ms);
 				continue;
 			}
 			throw await apiError(ctx, facts, settings, method, root, path, options, { retries: transientRetries });

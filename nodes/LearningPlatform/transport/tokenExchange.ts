@@ -15,10 +15,15 @@
  *    the older pair over the newer one (killing the credential). The late caller gets a `stale`
  *    failure instead (n8n stores nothing), and the transport retries after a short wait with the
  *    reloaded credential, which by then holds the new pair.
- * 3. A 401 from the exchange invalidates nothing on the server. It usually means another process
- *    rotated first (`superseded`: retry with the reloaded credential); when the same token keeps
- *    being refused across retries it is `rejected` for good (wrong username or tenancy, revoked or
- *    spent token): the user must paste a new refresh token. Nothing is persisted in either case.
+ * 3. A 401 from the exchange invalidates nothing on the server, and it is final for that token
+ *    (with that username and tenancy): the token was superseded, revoked, or does not match. So a
+ *    refused token is not sent again either. Right after the refusal it is reported `superseded`:
+ *    another process probably rotated first and is about to store its new pair, so the transport
+ *    retries with the reloaded credential. If the reloaded credential still holds the refused
+ *    token once a short grace period is over, it is `rejected` for good (wrong username or tenancy,
+ *    revoked or spent token): the user must paste a new refresh token. Nothing is persisted in
+ *    either case. A refusal is remembered for a minute only, so a later execution asks the server
+ *    again (at most one refused exchange per token per minute per process).
  *
  * Tokens are only ever held as SHA-256 hashes in the maps below, never logged or put in errors.
  */
@@ -26,7 +31,7 @@ import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } from 'n8n-workflow';
 
 import { connectionSettings, rootUrl, type ConnectionSettings } from './config';
-import { authFailure, headerValue, inspectFailure } from './errors';
+import { AUTH_FAILURE, authFailure, headerValue, inspectFailure, type AuthFailureError } from './errors';
 import { USER_AGENT } from './userAgent';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
@@ -39,18 +44,21 @@ export interface RotatedPair extends IDataObject {
 
 const DEFAULT_LIFETIME_S = 86_400;
 const EXCHANGE_TIMEOUT_MS = 60_000;
-/** Rejections of the same token within this window count towards "rejected for good". */
-const REJECTION_WINDOW_MS = 60_000;
-/** A token refused this many times (with the transport's waits in between) is rejected for good. */
-export const REJECTIONS_BEFORE_FINAL = 3;
+/** How long a refusal (401) of a token is remembered: it is not sent again meanwhile. */
+export const REFUSAL_MEMORY_MS = 60_000;
+/**
+ * After a refusal, the reloaded credential may still hold the refused token for a moment while
+ * the process that rotated it stores the new pair; until then the caller is told to retry.
+ */
+export const REFUSAL_GRACE_MS = 1_500;
 const MAX_SPENT_ENTRIES = 10_000;
 
 /** hash -> the exchange in flight for that token */
 const inFlight = new Map<string, Promise<RotatedPair>>();
 /** hash -> when this process spent the token (insertion order = age) */
 const spent = new Map<string, number>();
-/** hash -> 401 answers for that token within the window */
-const rejections = new Map<string, { count: number; first: number }>();
+/** hash -> when the exchange of that token was refused (401) */
+const refused = new Map<string, number>();
 
 function tokenHash(settings: ConnectionSettings, refreshToken: string): string {
 	return createHash('sha256')
@@ -66,17 +74,6 @@ function markSpent(hash: string) {
 		const oldest = spent.keys().next().value;
 		if (oldest !== undefined) spent.delete(oldest);
 	}
-}
-
-function countRejection(hash: string): number {
-	const now = Date.now();
-	const entry = rejections.get(hash);
-	if (!entry || now - entry.first > REJECTION_WINDOW_MS) {
-		rejections.set(hash, { count: 1, first: now });
-		return 1;
-	}
-	entry.count++;
-	return entry.count;
 }
 
 function who(settings: ConnectionSettings) {
@@ -119,7 +116,14 @@ export async function exchangeRefreshToken(
 
 	const hash = tokenHash(settings, refreshToken);
 	const pending = inFlight.get(hash);
-	if (pending) return { ...(await pending) };
+	if (pending) return await shared(pending);
+
+	const refusedAt = refused.get(hash);
+	if (refusedAt !== undefined) {
+		const age = Date.now() - refusedAt;
+		if (age < REFUSAL_MEMORY_MS) throw refusal(settings, age < REFUSAL_GRACE_MS ? 'superseded' : 'rejected');
+		refused.delete(hash);
+	}
 
 	if (spent.has(hash)) {
 		throw authFailure(
@@ -131,7 +135,21 @@ export async function exchangeRefreshToken(
 
 	const exchange = runExchange(helpers, settings, refreshToken, hash).finally(() => inFlight.delete(hash));
 	inFlight.set(hash, exchange);
-	return { ...(await exchange) };
+	return await shared(exchange);
+}
+
+/** Each caller gets its own copy of the pair, or its own copy of the error. */
+async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
+	try {
+		return { ...(await exchange) };
+	} catch (error) {
+		const e = error as AuthFailureError;
+		throw authFailure(e[AUTH_FAILURE] ?? 'unavailable', e.message, e.description);
+	}
+}
+
+function refusal(settings: ConnectionSettings, kind: 'superseded' | 'rejected') {
+	return authFailure(kind, rejectedMessage(settings), REJECTED_DESCRIPTION);
 }
 
 async function runExchange(
@@ -168,7 +186,7 @@ async function runExchange(
 	// A 2xx answer means the server may have rotated the pair: this token is spent from now on,
 	// whatever the body says.
 	markSpent(hash);
-	rejections.delete(hash);
+	refused.delete(hash);
 
 	let body = response.body as IDataObject | string | undefined;
 	if (typeof body === 'string') {
@@ -200,9 +218,8 @@ async function runExchange(
 function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: string) {
 	const facts = inspectFailure(error);
 	if (facts.status === 401) {
-		const count = countRejection(hash);
-		const kind = count >= REJECTIONS_BEFORE_FINAL ? 'rejected' : 'superseded';
-		return authFailure(kind, rejectedMessage(settings), REJECTED_DESCRIPTION);
+		refused.set(hash, Date.now());
+		return refusal(settings, 'superseded');
 	}
 	if (facts.status === 403 || facts.status === 404 || facts.status === 400) {
 		return authFailure(
@@ -232,5 +249,5 @@ function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: str
 export function resetTokenExchangeState() {
 	inFlight.clear();
 	spent.clear();
-	rejections.clear();
+	refused.clear();
 }

@@ -16,10 +16,14 @@ interface PackageJson {
 }
 
 function readPackageVersion(): string {
+	// `require`, not `import`: an imported package.json would be compiled into dist/ as a second
+	// package.json (and pinned at build time to a path one level off from the installed one).
 	const candidates: Array<() => PackageJson> = [
 		// dist/nodes/LearningPlatform/transport/userAgent.js -> <package>/package.json
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		() => require('../../../../package.json') as PackageJson,
 		// nodes/LearningPlatform/transport/userAgent.ts (source, tests) -> <repo>/package.json
+		// eslint-disable-next-line @typescript-eslint/no-require-imports
 		() => require('../../../package.json') as PackageJson,
 	];
 	for (const load of candidates) {
