@@ -155,3 +155,15 @@ export async function demoData(stack: Stack): Promise<DemoData & { activeLearner
 	const demo = await stack.sandbox!.control.call<DemoData>('GET', '/demo');
 	return { ...demo, activeLearners: demo.users.filter((u) => !u.suspended && !u.deleted) };
 }
+
+/** A workflow from nodes and edges `[from, to]` (fan-out allowed). */
+export function graphWorkflow(id: string, name: string, specs: NodeSpec[], edges: Array<[string, string]>): WorkflowJson {
+	const base = linearWorkflow(id, name, specs);
+	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
+	for (const [from, to] of edges) {
+		connections[from] ??= { main: [[]] };
+		connections[from].main[0].push({ node: to, type: 'main', index: 0 });
+	}
+	base.nodes.forEach((node, index) => (node.position = [(index % 4) * 240, Math.floor(index / 4) * 160]));
+	return { ...base, connections };
+}
