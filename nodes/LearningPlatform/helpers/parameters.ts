@@ -31,6 +31,20 @@ export function requiredId(
 	return id;
 }
 
+/** Reads a text parameter that must not be empty (surrounding spaces do not count). */
+export function requiredText(
+	this: IExecuteFunctions,
+	parameterName: string,
+	displayName: string,
+	itemIndex: number,
+): string {
+	const text = String(this.getNodeParameter(parameterName, itemIndex, '') ?? '').trim();
+	if (text === '') {
+		throw new NodeOperationError(this.getNode(), `"${displayName}" is required`, { itemIndex });
+	}
+	return text;
+}
+
 export function parseId(
 	this: IExecuteFunctions,
 	raw: unknown,

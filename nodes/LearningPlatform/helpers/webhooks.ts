@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyModeValidation } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isWildcardEvent } from './events';
@@ -22,6 +22,24 @@ export function maskSubscription(subscription: IDataObject): IDataObject {
 	const masked = { ...subscription };
 	for (const field of SECRET_FIELDS) if (field in masked) masked[field] = maskSecret(masked[field]) as IDataObject[string];
 	return masked;
+}
+
+/**
+ * Create and update output the secrets as the user set them, the one answer in which the API
+ * does not mask them: the returned function says so once per execution, when a body sets one.
+ */
+export function secretsShownHint(this: IExecuteFunctions): (body: IDataObject) => void {
+	let hinted = false;
+	return (body) => {
+		if (hinted || (body.signing_key === undefined && body.auth_token === undefined)) return;
+		hinted = true;
+		this.addExecutionHints({
+			type: 'info',
+			location: 'outputPane',
+			message:
+				'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
+		});
+	};
 }
 
 /** Rejects anything but an absolute `https://` URL, naming the field, before any request. */
@@ -146,6 +164,11 @@ export function explainWebhook422(
 	});
 }
 
+/** A locator's typed ID must be a whole number (spaces around it are trimmed when read). */
+function wholeNumberValidation(errorMessage: string): INodePropertyModeValidation[] {
+	return [{ type: 'regex', properties: { regex: '^\\s*\\d+\\s*$', errorMessage } }];
+}
+
 /** The `webhookId` resource locator: pick a subscription from a searchable list, or by ID. */
 export function webhookIdLocator(description: string): INodeProperties {
 	return {
@@ -168,12 +191,7 @@ export function webhookIdLocator(description: string): INodeProperties {
 				name: 'id',
 				type: 'string',
 				placeholder: 'e.g. 12',
-				validation: [
-					{
-						type: 'regex',
-						properties: { regex: '^\\s*\\d+\\s*$', errorMessage: 'The webhook ID is a whole number' },
-					},
-				],
+				validation: wholeNumberValidation('The webhook ID is a whole number'),
 			},
 		],
 	};
@@ -200,12 +218,7 @@ export function logIdLocator(description: string): INodeProperties {
 				name: 'id',
 				type: 'string',
 				placeholder: 'e.g. 345',
-				validation: [
-					{
-						type: 'regex',
-						properties: { regex: '^\\s*\\d+\\s*$', errorMessage: 'The log ID is a whole number' },
-					},
-				],
+				validation: wholeNumberValidation('The log ID is a whole number'),
 			},
 		],
 	};

@@ -1,8 +1,14 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
-import { explainWebhook422, subscriptionBody, subscriptionOptionFields } from '../../helpers/webhooks';
+import { requiredText } from '../../helpers/parameters';
+import {
+	explainWebhook422,
+	secretsShownHint,
+	subscriptionBody,
+	subscriptionOptionFields,
+} from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
 const properties: INodeProperties[] = [
@@ -40,24 +46,13 @@ const displayOptions = { show: { resource: ['webhook'], operation: ['create'] } 
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	let secretsHinted = false;
+	const hintSecretsShown = secretsShownHint.call(this);
 	return await runPerItem.call(this, async function (itemIndex) {
-		const event = String(this.getNodeParameter('event', itemIndex, '') ?? '').trim();
-		if (event === '') {
-			throw new NodeOperationError(this.getNode(), '"Event" is required', { itemIndex });
-		}
+		const event = requiredText.call(this, 'event', 'Event', itemIndex);
 		const url = this.getNodeParameter('url', itemIndex, '') as string;
 		const additionalFields = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
 		const body = subscriptionBody.call(this, { ...additionalFields, event, url }, itemIndex);
-		if (!secretsHinted && (body.signing_key !== undefined || body.auth_token !== undefined)) {
-			secretsHinted = true;
-			this.addExecutionHints({
-				type: 'info',
-				location: 'outputPane',
-				message:
-					'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
-			});
-		}
+		hintSecretsShown(body);
 		try {
 			// create returns the secrets unmasked: the user just set them, so they stay in the output
 			return (await apiRequest.call(this, 'POST', 'webhook', '', { body, itemIndex })) as IDataObject;

@@ -1,7 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
+import { requiredText } from '../../helpers/parameters';
 import { assertConcreteEvent, assertHttpsUrl, explainWebhook422 } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
@@ -33,10 +34,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const event = String(this.getNodeParameter('event', itemIndex, '') ?? '').trim();
-		if (event === '') {
-			throw new NodeOperationError(this.getNode(), '"Event" is required', { itemIndex });
-		}
+		const event = requiredText.call(this, 'event', 'Event', itemIndex);
 		assertConcreteEvent.call(this, event, 'Event', itemIndex);
 		const url = String(this.getNodeParameter('url', itemIndex, '') ?? '').trim();
 		const body: IDataObject = { event };

@@ -5,6 +5,7 @@ import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
 import {
 	explainWebhook422,
+	secretsShownHint,
 	subscriptionBody,
 	subscriptionOptionFields,
 	webhookIdLocator,
@@ -48,7 +49,7 @@ const displayOptions = { show: { resource: ['webhook'], operation: ['update'] } 
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	let secretsHinted = false;
+	const hintSecretsShown = secretsShownHint.call(this);
 	return await runPerItem.call(this, async function (itemIndex) {
 		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
 		const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
@@ -58,15 +59,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				itemIndex,
 			});
 		}
-		if (!secretsHinted && (body.signing_key !== undefined || body.auth_token !== undefined)) {
-			secretsHinted = true;
-			this.addExecutionHints({
-				type: 'info',
-				location: 'outputPane',
-				message:
-					'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
-			});
-		}
+		hintSecretsShown(body);
 		try {
 			// secrets come back unmasked only when this request set them (the user just typed them)
 			return (await apiRequest.call(this, 'PATCH', 'webhook', `/${webhookId}`, {
