@@ -7,6 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { formatFeedTimestamp } from '../LearningPlatform/helpers/dates';
 import type { FeedFilters } from '../LearningPlatform/helpers/feed';
 import {
 	FEED_FLAGS,
@@ -58,7 +59,7 @@ interface TriggerSettings {
 }
 
 function secondsAgo(seconds: number): string {
-	return `${new Date(Date.now() - seconds * 1000).toISOString().slice(0, 19)}Z`;
+	return formatFeedTimestamp(Date.now() - seconds * 1000);
 }
 
 function readSettings(this: IPollFunctions): TriggerSettings {

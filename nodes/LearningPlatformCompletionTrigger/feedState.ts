@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
+import { formatFeedTimestamp } from '../LearningPlatform/helpers/dates';
+
 /**
  * The polling trigger's position in the completions feed, and the pure step that moves it after
  * a walk. Kept free of n8n contexts so every rule can be tested with plain objects.
@@ -131,7 +133,7 @@ function versionTime(version: string): string {
 export function secondsBefore(timestamp: string, seconds: number): string {
 	const milliseconds = Date.parse(timestamp);
 	if (Number.isNaN(milliseconds)) return '';
-	return `${new Date(milliseconds - seconds * 1000).toISOString().slice(0, 19)}Z`;
+	return formatFeedTimestamp(milliseconds - seconds * 1000);
 }
 
 /** Later of two `Z`-form times ('' and null are the beginning of time). Fixed width: string order is time order. */

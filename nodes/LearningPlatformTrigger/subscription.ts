@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
+import { MASK_VISIBLE_CHARACTERS } from '../LearningPlatform/helpers/webhooks';
 import { apiRequest } from '../LearningPlatform/transport';
 
 /**
@@ -40,8 +41,6 @@ const SECRET_BYTES = 32;
 const LIST_PAGE_SIZE = 100;
 // a safety stop for a server whose `meta` never says "last page"; the cap keeps real lists at one page
 const MAX_LIST_PAGES = 50;
-// masked secrets end with the secret's last 4 characters (spec: Masking)
-const MASK_VISIBLE_CHARACTERS = 4;
 
 const STORED_KEYS: Array<keyof StoredSubscription> = ['subscriptionId', 'signingKey', 'authToken', 'event', 'url'];
 

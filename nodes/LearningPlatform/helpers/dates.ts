@@ -149,5 +149,10 @@ export function toFeedTimestamp(value: unknown, fieldName: string, options: Feed
 	if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {
 		invalid(value, fieldName, options, 'outside the years 1970 to 9999');
 	}
-	return `${date.toISOString().slice(0, 19)}Z`;
+	return formatFeedTimestamp(date.getTime());
+}
+
+/** An instant in the feed's form, `YYYY-MM-DDThh:mm:ssZ` (fractions of a second cut). */
+export function formatFeedTimestamp(milliseconds: number): string {
+	return `${new Date(milliseconds).toISOString().slice(0, 19)}Z`;
 }

@@ -6,12 +6,13 @@ import { isWildcardEvent } from './events';
 /** Webhook subscription pieces shared by the webhook operations and list searches. */
 
 export const MASK_PREFIX = '\u2022'.repeat(8);
+export const MASK_VISIBLE_CHARACTERS = 4;
 export const SECRET_FIELDS = ['signing_key', 'auth_token'] as const;
 
 /** The spec's masking: eight bullets then the last four characters. */
 export function maskSecret<T>(value: T): T | string {
 	if (typeof value !== 'string' || value === '' || value.startsWith(MASK_PREFIX)) return value;
-	return `${MASK_PREFIX}${value.slice(-4)}`;
+	return `${MASK_PREFIX}${value.slice(-MASK_VISIBLE_CHARACTERS)}`;
 }
 
 /**
