@@ -88,7 +88,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 				metric(`${delay} s: polls`, polls.length, `${polls.length} (+1 submission)`, { text: `≤ ${fixed(pollTarget, 2)}`, pass: polls.length <= pollTarget }),
 			);
 			notes.push(
-				`${delay} s: polls at +[${schedule}] s after the submission; the completing poll came ${seconds(lastPollLag)} after ready, the node finished ${seconds(finished - (lastPoll?.start ?? submit.start))} after it started; ${records} records`,
+				`${delay} s: polls at +[${schedule}] s after the submission; the completing poll came ${seconds(lastPollLag)} after ready, the node finished ${seconds(finished - (lastPoll?.start ?? submit.start))} after that poll was sent; ${records} records`,
 			);
 		}
 		return {
@@ -100,7 +100,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			notes: [
 				...notes,
 				'the node polls after 0.75 s, then ×1.6 each time, capped at 10 s (nodes/LearningPlatform/helpers/reports.ts POLL_*)',
-				`the two targets pull against each other for a poller that cannot know the ready time (the API gives no hint): keeping the extra latency within max(1 s, 10 %) for every ready time needs ${delays.map((d) => `${pollsForLatencyTarget(d)} polls by ${d} s`).join(', ')}, against poll targets of ${delays.map((d) => fixed(2 + Math.log2(d), 1)).join(', ')}`,
+				`the two targets pull against each other for a poller that cannot know the ready time (the API gives no hint): keeping the extra latency within max(1 s, 10 %) for every ready time needs at least ${delays.map((d) => `${pollsForLatencyTarget(d)} by ${d} s`).join(', ')} polls, against poll targets of ${delays.map((d) => fixed(2 + Math.log2(d), 1)).join(', ')}`,
 				...(options.quick ? ['--quick: the 30 s report was skipped'] : []),
 			],
 			durationMs: Date.now() - t0,

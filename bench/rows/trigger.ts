@@ -75,6 +75,8 @@ interface Receiver {
 	ca: string;
 	/** `bench_seq` of every execution started so far (waits until `expected` or quiet) */
 	executedSeqs(expected: number): Promise<number[]>;
+	/** ms from start to stop of each stored execution (real n8n only) */
+	executionDurations?: number[];
 	/** facts about the receiver worth printing (e.g. n8n's database time-outs) */
 	diagnostics(): string[];
 	close(): Promise<void>;
@@ -105,65 +107,69 @@ function payload(seq: number): IDataObject {
 
 async function realN8nReceiver(): Promise<Receiver> {
 	const stack: Stack = await realN8n();
-	{
-		const control = await realN8nSandbox();
-		const grant = await control.issueRefreshToken(`bench-trigger-${process.pid}`);
-		const credentialId = `benchTrig${process.pid}`.slice(0, 16);
-		await stack.host.importCredentials([sandboxCredential(credentialId, 'Bench trigger', grant)]);
-		const client: N8nClient = stack.client;
-		const workflow = await client.createWorkflow({
-			name: 'bench: webhook trigger',
-			nodes: [
-				{
-					id: 'bench-trigger-node',
-					name: TRIGGER_NAME,
-					type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
-					typeVersion: 1,
-					position: [0, 0],
-					webhookId: 'b7c1e2d3-0000-4000-8000-00000000b001',
-					parameters: { event: EVENT },
-					credentials: { learningPlatformApi: { id: credentialId, name: 'Bench trigger' } },
-				},
-			],
-			connections: {},
-		});
-		await client.activate(workflow.id);
-		const subscription = (await control.subscriptions(grant.username)).find((s) => s.deleted_at === null);
-		if (!subscription) throw new Error('the activation registered no subscription');
-		progress(`trigger: real n8n up, workflow ${workflow.id} active, subscription ${subscription.id} → ${subscription.url}`);
+	const control = await realN8nSandbox();
+	const grant = await control.issueRefreshToken(`bench-trigger-${process.pid}`);
+	const credentialId = `benchTrig${process.pid}`.slice(0, 16);
+	await stack.host.importCredentials([sandboxCredential(credentialId, 'Bench trigger', grant)]);
+	const client: N8nClient = stack.client;
+	const workflow = await client.createWorkflow({
+		name: 'bench: webhook trigger',
+		nodes: [
+			{
+				id: 'bench-trigger-node',
+				name: TRIGGER_NAME,
+				type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
+				typeVersion: 1,
+				position: [0, 0],
+				webhookId: 'b7c1e2d3-0000-4000-8000-00000000b001',
+				parameters: { event: EVENT },
+				credentials: { learningPlatformApi: { id: credentialId, name: 'Bench trigger' } },
+			},
+		],
+		connections: {},
+	});
+	await client.activate(workflow.id);
+	const subscription = (await control.subscriptions(grant.username)).find((s) => s.deleted_at === null);
+	if (!subscription) throw new Error('the activation registered no subscription');
+	progress(`trigger: real n8n up, workflow ${workflow.id} active, subscription ${subscription.id} → ${subscription.url}`);
 
-		return {
-			mode: `${REAL_N8N_MODE}, webhooks through the TLS front`,
-			control,
-			username: grant.username,
-			subscription,
-			ca: stack.certificates.caCertPem,
-			async executedSeqs(expected) {
-				// n8n answers a delivery before the execution is stored: wait until the count settles
-				let last = -1;
-				let stableSince = Date.now();
-				const deadline = Date.now() + 240_000;
-				for (;;) {
-					const count = (await client.listExecutions({ workflowId: workflow.id })).filter((e) => e.status !== 'running' && e.status !== 'new').length;
-					if (count !== last) {
-						last = count;
-						stableSince = Date.now();
-					}
-					if (count >= expected || Date.now() - stableSince > 10_000 || Date.now() > deadline) break;
-					await sleep(1000);
+	const receiver: Receiver = {
+		mode: `${REAL_N8N_MODE}, webhooks through the TLS front`,
+		control,
+		username: grant.username,
+		subscription,
+		ca: stack.certificates.caCertPem,
+		async executedSeqs(expected) {
+			// n8n answers a delivery before the execution is stored: wait until the count settles
+			let last = -1;
+			let stableSince = Date.now();
+			const deadline = Date.now() + 240_000;
+			for (;;) {
+				const count = (await client.listExecutions({ workflowId: workflow.id })).filter((e) => e.status !== 'running' && e.status !== 'new').length;
+				if (count !== last) {
+					last = count;
+					stableSince = Date.now();
 				}
-				const executions = await client.listExecutions({ workflowId: workflow.id, includeData: true });
-				return executions.map((e) => Number((nodeOutput(e, TRIGGER_NAME)[0]?.payload as IDataObject | undefined)?.bench_seq));
-			},
-			diagnostics() {
-				const dbTimeouts = stack.main.logLines(/Database ping failed|Database connection timed out/).length;
-				const stats = stack.main.logLines(/Failed to record workflow statistic/).length;
-				return [`n8n's log: ${dbTimeouts} "Database ping failed" lines, ${stats} "Failed to record workflow statistic" lines (SQLite, n8n's default database)`];
-			},
-			async close() {
-				await client.deactivate(workflow.id).catch(() => undefined);
-			},
-		};
+				if (count >= expected || Date.now() - stableSince > 10_000 || Date.now() > deadline) break;
+				await sleep(1000);
+			}
+			const executions = await client.listExecutions({ workflowId: workflow.id, includeData: true });
+			receiver.executionDurations = executions
+				.filter((e) => e.stoppedAt)
+				.map((e) => Date.parse(String(e.stoppedAt)) - Date.parse(e.startedAt))
+				.filter(Number.isFinite);
+			return executions.map((e) => Number((nodeOutput(e, TRIGGER_NAME)[0]?.payload as IDataObject | undefined)?.bench_seq));
+		},
+		diagnostics() {
+			const dbTimeouts = stack.main.logLines(/Database ping failed|Database connection timed out/).length;
+			const stats = stack.main.logLines(/Failed to record workflow statistic/).length;
+			return [`n8n's log: ${dbTimeouts} "Database ping failed" lines, ${stats} "Failed to record workflow statistic" lines (SQLite, n8n's default database)`];
+		},
+		async close() {
+			await client.deactivate(workflow.id).catch(() => undefined);
+		},
+	};
+	return receiver;
 	}
 }
 
@@ -204,7 +210,7 @@ async function inProcessReceiver(): Promise<Receiver> {
 	const subscription = (await sandbox.control.subscriptions(username)).find((s) => s.deleted_at === null);
 	if (!subscription) throw new Error('the activation registered no subscription');
 	return {
-		mode: 'in-process (n8n-core WebhookContext behind an https server in the bench process; TODO: real n8n)',
+		mode: 'in-process (n8n-core WebhookContext behind an https server in the bench process, no n8n)',
 		control: sandbox.control,
 		username,
 		subscription,
@@ -359,6 +365,15 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			metric('deliveries/s', perSecond, `${fixed(perSecond, 1)} (${accepted} in ${seconds(doneMs, 1)})`),
 			metric('latency p50 / p99', p50, `${p50} ms / ${p99} ms`),
 			metric('attempts: retries / time-outs / other failures', retriedAttempts, `${retriedAttempts} / ${timeouts} / ${failedOther}`),
+			...(receiver.executionDurations?.length
+				? [
+						metric(
+							'n8n execution time p50 / p99 (started → stopped)',
+							percentile(receiver.executionDurations, 50),
+							`${percentile(receiver.executionDurations, 50)} ms / ${percentile(receiver.executionDurations, 99)} ms`,
+						),
+					]
+				: []),
 			metric('signature check per delivery', cost.nsPerCall, `${fixed(cost.nsPerCall / 1000, 1)} µs (${((cost.nsPerCall / 1e6 / p50) * 100).toPrecision(2)} % of p50)${cost.valid ? '' : ' INVALID SAMPLE'}`),
 		];
 		return {
