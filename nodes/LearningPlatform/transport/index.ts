@@ -423,7 +423,7 @@ async function apiError(
 			case status !== undefined:
 				message = `The learning platform answered HTTP ${status}${server ? `: ${server}` : ''}`;
 				break;
-			default: {
+			case facts.code !== undefined || /socket hang up|terminated|timeout/i.test(facts.message): {
 				const code = facts.code ? ` (${facts.code})` : '';
 				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
 				description =
@@ -432,7 +432,11 @@ async function apiError(
 						: `The ${method} was not retried because the server may have processed it; check before running it again. `) +
 					"Check the credential's Base URL and that the server is reachable from n8n.";
 				if (facts.message && !facts.code) description = `${facts.message}. ${description}`;
+				break;
 			}
+			default:
+				// not an HTTP or network failure (e.g. n8n refused the request before sending it)
+				message = `The request to the learning platform failed: ${facts.message || 'unknown error'}`;
 		}
 	}
 
