@@ -170,7 +170,6 @@ async function realN8nReceiver(): Promise<Receiver> {
 		},
 	};
 	return receiver;
-	}
 }
 
 // ------------------------------------------------------------------------------------------
