@@ -21,7 +21,7 @@ export type { FeedTimestampOptions } from './dates';
  * restart a rejected cursor from the last known-good `lastupdated`.
  */
 
-/** The feed's on/off query flags, in the order they are sent. */
+/** The feed's on/off query flags; FeedFilters, feedFilterQuery and feedFlagOptions follow this list. */
 export const FEED_FLAGS = [
 	'showSuspended',
 	'includeEnrolments',

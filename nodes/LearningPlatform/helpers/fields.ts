@@ -1,8 +1,8 @@
 import type { IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 /**
- * Fields that several operations show alike. Each operation still places them with its own
- * `updateDisplayOptions` (which copies them), so one definition serves every place.
+ * Fields that several operations (and the completion trigger) show alike. `updateDisplayOptions`
+ * copies a field before adding an operation's displayOptions, so one object serves every place.
  */
 
 export const returnAllAndLimit: INodeProperties[] = [
