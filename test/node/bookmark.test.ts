@@ -64,6 +64,8 @@ describe('bookmark: create', () => {
 		const before = (await t.requests('/bookmarks/')).length;
 		const noUser = await t.run(bookmark(), { items: [{ json: { username: ' ', contentId: courseIds[0] } }] });
 		expect(noUser.error?.message).toBe('"Username" is required');
+		const nullUser = await t.run(bookmark(), { items: [{ json: { username: null, contentId: courseIds[0] } }] });
+		expect(nullUser.error?.message).toBe('"Username" is required');
 		const badId = await t.run(bookmark(), { items: [{ json: { username: learners[0], contentId: 'course-7' } }] });
 		expect(badId.error?.message).toBe('"Content ID" must be a positive whole number, got "course-7"');
 		expect((await t.requests('/bookmarks/')).length).toBe(before);

@@ -5,11 +5,11 @@ import type {
 	INodeProperties,
 	JsonObject,
 } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
 import { contentTypeOptions } from '../../helpers/fields';
-import { requiredId } from '../../helpers/parameters';
+import { requiredId, requiredText } from '../../helpers/parameters';
 import { apiRequest } from '../../transport';
 
 const properties: INodeProperties[] = [
@@ -49,15 +49,10 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	// One request per item; the transport paces them under the shared rate limit.
 	return await runPerItem.call(this, async function (itemIndex) {
-		const username = String(this.getNodeParameter('username', itemIndex, '')).trim();
-		if (username === '') {
-			throw new NodeOperationError(this.getNode(), '"Username" is required', { itemIndex });
-		}
+		// an expression resolving to null must read as missing, not as the text "null"
+		const username = requiredText.call(this, 'username', 'Username', itemIndex);
 		const contentId = requiredId.call(this, 'contentId', 'Content ID', itemIndex);
-		const contentType = String(this.getNodeParameter('contentType', itemIndex, '')).trim();
-		if (contentType === '') {
-			throw new NodeOperationError(this.getNode(), '"Content Type" is required', { itemIndex });
-		}
+		const contentType = requiredText.call(this, 'contentType', 'Content Type', itemIndex);
 		const response = (await apiRequest.call(this, 'POST', 'bookmark', '', {
 			body: { username, contentId, contentType },
 			itemIndex,
