@@ -291,7 +291,7 @@ export class N8nProcess {
 				echo: this.options.echo,
 			});
 			if (command === 'start') await this.waitReady(this.options.readyTimeoutMs ?? 240_000);
-			else await this.proc.waitForLine(/n8n worker is now ready|Webhook listener waiting|ready/i, this.options.readyTimeoutMs ?? 240_000);
+			else await this.proc.waitForLine(/n8n worker is now ready|Webhook listener waiting for requests/, this.options.readyTimeoutMs ?? 240_000);
 		});
 	}
 
