@@ -29,6 +29,7 @@ import {
 	fixed,
 	httpTap,
 	mean,
+	median,
 	metric,
 	newApiUser,
 	progress,
@@ -86,6 +87,13 @@ async function runCase(sandbox: BenchSandbox, c: Case, subjects: Array<{ usernam
 		busiest = Math.max(busiest, i - j + 1);
 	}
 	const firstWindowMs = accepted[c.limit - 1] - accepted[0];
+	// where the time went in each half: the interval between request starts, the request's own time
+	const acceptedPosts = posts.filter((r) => r.status !== 429);
+	const halves = [acceptedPosts.slice(0, c.limit), acceptedPosts.slice(c.limit)].map((half) => {
+		const intervals = half.slice(1).map((r, i) => r.start - half[i].start);
+		const own = half.filter((r) => r.end !== undefined).map((r) => (r.end as number) - r.start);
+		return `start interval median ${fixed(median(intervals), 1)} ms / mean ${fixed(mean(intervals), 1)} ms, request time median ${fixed(median(own), 1)} ms`;
+	});
 	progress(`bulk: ${tag}: ${output.length - failed}/${c.items} created in ${seconds(wall)}, rate ÷ limit ${fixed(ratio, 3)}, 429s ${got429}/${serverRateLimited}`);
 
 	return {
@@ -96,7 +104,10 @@ async function runCase(sandbox: BenchSandbox, c: Case, subjects: Array<{ usernam
 			metric(`${tag}: busiest 60 s window ÷ limit`, busiest / c.limit, `${fixed(busiest / c.limit, 3)} (${busiest})`),
 			metric(`${tag}: wall time`, wall, `${seconds(wall, 1)} (first ${c.limit} in ${seconds(firstWindowMs, 1)})`),
 		],
-		notes: [`${tag}: API user ${username}; ${posts.length} POSTs sent; gaps t[i+${c.limit}]−t[i] min ${seconds(Math.min(...gaps), 3)}, max ${seconds(Math.max(...gaps), 3)}`],
+		notes: [
+			`${tag}: API user ${username}; ${posts.length} POSTs sent; gaps t[i+${c.limit}]−t[i] min ${seconds(Math.min(...gaps), 3)}, max ${seconds(Math.max(...gaps), 3)}`,
+			`${tag}: first ${c.limit} requests: ${halves[0]}; the rest: ${halves[1]}`,
+		],
 	};
 }
 
