@@ -234,17 +234,3 @@ export function resetRateLimiter() {
 	for (const b of buckets.values()) b.finishLearning?.();
 	buckets.clear();
 }
-
-/** For tests and diagnostics: the current view of one bucket. */
-export function bucketSnapshot(key: string) {
-	const b = buckets.get(key);
-	if (!b) return undefined;
-	prune(b, Date.now());
-	return {
-		limit: b.limit,
-		limitKnown: b.limitKnown,
-		inWindow: b.stamps.length,
-		external: b.external?.count ?? 0,
-		blockedUntil: b.blockedUntil,
-	};
-}
