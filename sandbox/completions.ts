@@ -187,10 +187,14 @@ export function simulateAccountMerge(sb: Sandbox, fromUserId: unknown, toUserId:
 	return { retired: old.map((r) => r.completionid), created };
 }
 
-/** Bulk feed growth for benchmarks: completed records, visible at once, no events. */
+/**
+ * Bulk feed growth for benchmarks: completed records, visible at once, no events. Only active
+ * learners, so that every generated record is in the default feed (suspended ones are hidden
+ * without `showSuspended`).
+ */
 export function generateRecords(sb: Sandbox, count: number, contentType?: string): number {
 	const { store } = sb;
-	const learners = [...store.learners.values()].filter((l) => !l.deleted);
+	const learners = [...store.learners.values()].filter((l) => !l.deleted && !l.suspended);
 	const contents = [...store.contents.values()].filter(
 		(c) => !c.deleted && (!contentType || c.contenttype.toLowerCase() === contentType.toLowerCase()),
 	);

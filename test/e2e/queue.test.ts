@@ -51,11 +51,15 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	const hookWorkflow = uniqueId('qHookWf');
 	const pollWorkflow = uniqueId('qPollWf');
 	let pollActivatedAt = 0;
-	/** Completion ids that `/feed/generate` created (the newest `count` ids after each call). */
+	/** Completion ids of the feed changes made between polls, as the sandbox reports them. */
 	const generated: { a: number[]; b: number[] } = { a: [], b: [] };
 	const generate = async (count: number): Promise<number[]> => {
-		const { total } = await control().call<{ total: number }>('POST', '/feed/generate', { count });
-		return Array.from({ length: count }, (_, i) => total - count + 1 + i);
+		const ids: number[] = [];
+		for (let i = 0; i < count; i++) {
+			const simulated = (await control().simulateCompletion({})) as { completion: { completionid: number } };
+			ids.push(simulated.completion.completionid);
+		}
+		return ids;
 	};
 	const batchA = 5;
 	const batchB = 4;
@@ -329,12 +333,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		// emission) never in the first execution.
 		expect([...generated.a, ...generated.b].filter((id) => count(id) > 1)).toEqual([]);
 		expect(first[0].records.map((rec) => Number(rec.completionid)).filter((id) => generated.b.includes(id))).toEqual([]);
-		// Records lost: in all 3 runs the first record generated after the `now` baseline was never
-		// emitted, and in the one run that got as far as batch B, one of its 4 records was not either
-		// (ids derived from /feed/generate's `total`). A polling-trigger defect to fix there, not a
-		// queue-mode one: counted and logged here, not asserted.
+		// Nothing lost: every change made between polls arrives.
 		const missing = [...generated.a, ...generated.b].filter((id) => count(id) === 0);
-		if (missing.length) log(`queue polling: generated but never emitted: ${missing.join(', ')} (generated ${JSON.stringify(generated)})`);
+		expect(missing).toEqual([]);
 		const sizes = final.map((r) => r.records.length).reverse();
 		const byWorker = executionsByWorker(stack.workers);
 		const ranOn = final.map((r) => [...byWorker].find(([, set]) => set.has(r.id))?.[0]);
