@@ -84,7 +84,8 @@ function runGroupInChild(ids: RowId[], options: RowOptions): Promise<RowResult[]
 		const args = ['--child', ids.join(','), ...(options.quick ? ['--quick'] : []), ...(options.triggerInProcess ? ['--trigger-in-process'] : [])];
 		const child = fork(__filename, args, {
 			execArgv: [...process.execArgv, '--expose-gc'],
-			stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+			// a row's stdout (n8n-core prints some errors there) goes to stderr: stdout carries the table only
+			stdio: ['ignore', process.stderr, 'inherit', 'ipc'],
 		});
 		let results: RowResult[] | undefined;
 		child.on('message', (message: { results?: RowResult[] }) => {
