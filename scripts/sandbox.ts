@@ -14,15 +14,14 @@ import { randomBytes } from 'node:crypto';
 import {
 	cacheRoot,
 	cleanupAll,
-	demoCredential,
 	demoWorkflows,
 	formatMs,
+	installDemo,
 	installSignalHandlers,
 	log,
 	PortInUseError,
 	startQueueStack,
 	startStack,
-	step,
 	timingReport,
 	type QueueStack,
 	type Stack,
@@ -128,44 +127,6 @@ function encryptionKey(stateDir: string): string {
 	return key;
 }
 
-async function setUpDemo(stack: Stack, apiStateExisted: boolean): Promise<{ reactivate: boolean }> {
-	const { client, host, sandbox } = stack;
-	if (!sandbox) throw new Error('the sandbox API is not running');
-	const workflows = demoWorkflows();
-
-	// The credential: kept across restarts (the sandbox state keeps its rotated token alive);
-	// imported with a fresh refresh token on the first start, or when the sandbox state is gone.
-	const credentials = await client.api<{ data: Array<{ id: string }> }>('GET', '/credentials?limit=250');
-	const credential = demoCredential({ baseUrl: sandbox.url, tenancyId: sandbox.tenancyId, username: sandbox.username, refreshToken: '' });
-	const hasCredential = credentials.data.some((c) => c.id === credential.id);
-	let reactivate = false;
-	if (!hasCredential || !apiStateExisted) {
-		await step('demo credential with a fresh refresh token', async () => {
-			const user = await sandbox.control.newUser(sandbox.username);
-			await host.importCredentials([
-				demoCredential({ baseUrl: sandbox.url, tenancyId: user.tenancy_id, username: user.username, refreshToken: user.refresh_token }),
-			]);
-		});
-		// Active workflows were activated at n8n's start with the old credential.
-		reactivate = hasCredential;
-	}
-
-	const missing = [];
-	for (const workflow of workflows) if (!(await client.getWorkflow(String(workflow.id)))) missing.push(workflow);
-	if (missing.length) await host.importWorkflows(missing.map((w) => ({ ...w, active: false })));
-
-	for (const workflow of workflows) {
-		if (!workflow.active) continue;
-		const isNew = missing.includes(workflow);
-		if (!isNew && !reactivate) continue;
-		await step(`activate "${workflow.name}"`, async () => {
-			if (!isNew) await client.deactivate(String(workflow.id)).catch(() => undefined);
-			await client.activate(String(workflow.id));
-		});
-	}
-	return { reactivate };
-}
-
 function banner(stack: Stack, options: Options, startedIn: number): string {
 	const sandbox = stack.sandbox!;
 	const n8nUrl = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${stack.ports.n8n}`;
@@ -242,7 +203,7 @@ async function main(): Promise<void> {
 		listenAddress: options.host,
 		echo: options.verbose,
 	});
-	await setUpDemo(stack, apiStateExisted);
+	await installDemo(stack, { apiStateExisted });
 	log(`step timings:\n${timingReport()}`);
 	process.stdout.write(banner(stack, options, Date.now() - t0));
 

@@ -2,8 +2,10 @@
 // user) and `demo/workflows/*.json` (imported with n8n's CLI, activated when `"active": true`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { step } from './log';
 import type { CredentialImport, WorkflowJson } from './n8n';
 import { REPO_ROOT } from './paths';
+import type { Stack } from './stack';
 
 export const DEMO_DIR = path.join(REPO_ROOT, 'demo');
 
@@ -37,4 +39,51 @@ export function demoWorkflows(): WorkflowJson[] {
 export function triggerWebhookUrl(webhookBaseUrl: string, workflow: WorkflowJson, path = 'webhook'): string | undefined {
 	const node = workflow.nodes.find((n) => typeof n.webhookId === 'string' && String(n.type).endsWith('.learningPlatformTrigger'));
 	return node ? `${webhookBaseUrl.replace(/\/?$/, '/')}webhook/${String(node.webhookId)}/${path}` : undefined;
+}
+
+export const DEMO_CREDENTIAL_ID = 'LpDemoCredential';
+
+/**
+ * What `npm run sandbox` sets up in n8n (also run by the e2e suite, so the demo files are checked
+ * against the real nodes): the demo credential and the demo workflows, the `"active": true` ones
+ * activated.
+ *
+ * - The credential is kept across restarts (the sandbox API's state keeps its rotated token
+ *   alive). It is imported with a fresh refresh token of the sandbox's default API user on the
+ *   first start, or when the sandbox state is gone (`apiStateExisted: false`).
+ * - Workflows are imported only when missing, so edits made in the editor survive restarts.
+ */
+export async function installDemo(stack: Stack, options: { apiStateExisted: boolean }): Promise<{ reactivated: boolean; imported: string[] }> {
+	const { client, host, sandbox } = stack;
+	if (!sandbox) throw new Error('the sandbox API is not running');
+	const workflows = demoWorkflows();
+
+	const credentials = await client.api<{ data: Array<{ id: string }> }>('GET', '/credentials?limit=250');
+	const hasCredential = credentials.data.some((c) => c.id === DEMO_CREDENTIAL_ID);
+	let reactivate = false;
+	if (!hasCredential || !options.apiStateExisted) {
+		await step('demo credential with a fresh refresh token', async () => {
+			const user = await sandbox.control.newUser(sandbox.username);
+			await host.importCredentials([
+				demoCredential({ baseUrl: sandbox.url, tenancyId: user.tenancy_id, username: user.username, refreshToken: user.refresh_token }),
+			]);
+		});
+		// Active workflows were activated at n8n's start with the old credential.
+		reactivate = hasCredential;
+	}
+
+	const missing: WorkflowJson[] = [];
+	for (const workflow of workflows) if (!(await client.getWorkflow(String(workflow.id)))) missing.push(workflow);
+	if (missing.length) await host.importWorkflows(missing.map((w) => ({ ...w, active: false })));
+
+	for (const workflow of workflows) {
+		if (!workflow.active) continue;
+		const isNew = missing.includes(workflow);
+		if (!isNew && !reactivate) continue;
+		await step(`activate "${workflow.name}"`, async () => {
+			if (!isNew) await client.deactivate(String(workflow.id)).catch(() => undefined);
+			await client.activate(String(workflow.id));
+		});
+	}
+	return { reactivated: reactivate, imported: missing.map((w) => String(w.id)) };
 }
