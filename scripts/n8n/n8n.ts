@@ -108,6 +108,9 @@ export class N8nHost {
 			N8N_LOG_OUTPUT: 'console',
 			N8N_PROXY_HOPS: '1',
 			N8N_LISTEN_ADDRESS: this.options.listenAddress ?? '127.0.0.1',
+			// Node's on-disk compile cache (Node >= 22): n8n loads thousands of modules at every start
+			// and every CLI command; cached bytecode saves seconds each time (checked by source hash).
+			NODE_COMPILE_CACHE: path.join(this.paths.cache, 'compile-cache'),
 			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all',
 			EXECUTIONS_DATA_SAVE_ON_ERROR: 'all',
 			EXECUTIONS_DATA_SAVE_MANUAL_EXECUTIONS: 'true',
