@@ -20,11 +20,11 @@ export async function runPerItem(
 		try {
 			const result = await operation.call(this, itemIndex);
 			const records = Array.isArray(result) ? result : [result];
-			output.push(
-				...this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(records), {
-					itemData: { item: itemIndex },
-				}),
-			);
+			const paired = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(records), {
+				itemData: { item: itemIndex },
+			});
+			// not push(...paired): spreading a feed's 100,000+ records overflows the call stack
+			for (const item of paired) output.push(item);
 		} catch (error) {
 			if (this.continueOnFail()) {
 				output.push({ json: { error: (error as Error).message }, pairedItem: { item: itemIndex } });
