@@ -12,7 +12,8 @@ import type { RequestLogEntry } from '../../sandbox/client';
 import { SandboxClient } from '../../sandbox/client';
 import { freePort } from '../../scripts/n8n/ports';
 import { startSandboxApi, type SandboxApi } from '../../scripts/n8n/sandbox-api';
-import { CredentialStore } from '../../test/support/n8n';
+import type { CredentialStore } from '../../test/support/n8n';
+import { newSandboxUser } from '../../test/support/sandboxUser';
 
 // ------------------------------------------------------------------------------------------
 // Result model
@@ -94,16 +95,8 @@ export async function startBenchSandbox(options: { rateLimitPerMinute: number; d
 
 /** A fresh API user (own rate-limit bucket, own keys) and the credential n8n would store for it. */
 export async function newApiUser(sandbox: BenchSandbox, name: string): Promise<{ username: string; credentials: CredentialStore }> {
-	const grant = await sandbox.control.issueRefreshToken(`bench-${name}-${process.pid}`);
-	const credentials = new CredentialStore({
-		baseUrl: sandbox.url,
-		tenancyId: sandbox.tenancyId,
-		username: grant.username,
-		refreshToken: grant.refresh_token,
-		apiKey: '',
-		apiKeyExpiresAt: '',
-	});
-	return { username: grant.username, credentials };
+	const { username, credentials } = await newSandboxUser(sandbox, `bench-${name}-${process.pid}`);
+	return { username, credentials };
 }
 
 export async function requestsOf(sandbox: BenchSandbox, username: string, pathPart?: string): Promise<RequestLogEntry[]> {

@@ -7,7 +7,8 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
-import { CredentialStore, executeNode, runLoadOptions, type ExecuteNodeResult } from '../support/n8n';
+import { executeNode, runLoadOptions, type CredentialStore, type ExecuteNodeResult } from '../support/n8n';
+import { newSandboxUser } from '../support/sandboxUser';
 
 export interface NodeTestContext {
 	sandbox: SandboxHandle;
@@ -24,19 +25,11 @@ let counter = 0;
 
 export async function setUpNodeTests(name: string, options: SandboxOptions = {}): Promise<NodeTestContext> {
 	const sandbox = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, ...options });
-	const grant = await sandbox.control.issueRefreshToken(`node-${name}-${process.pid}-${++counter}`);
-	const credentials = new CredentialStore({
-		baseUrl: sandbox.url,
-		tenancyId: sandbox.tenancyId,
-		username: grant.username,
-		refreshToken: grant.refresh_token,
-		apiKey: '',
-		apiKeyExpiresAt: '',
-	});
+	const { username, credentials } = await newSandboxUser(sandbox, `node-${name}-${process.pid}-${++counter}`);
 	return {
 		sandbox,
 		credentials,
-		username: grant.username,
+		username,
 		run: async (parameters, runOptions = {}) =>
 			await executeNode({
 				nodeType: new LearningPlatform(),
@@ -53,7 +46,7 @@ export async function setUpNodeTests(name: string, options: SandboxOptions = {})
 				paginationToken: loadOptions.paginationToken,
 			}),
 		requests: async (path?: string) => {
-			const entries = await sandbox.control.requests({ username: grant.username });
+			const entries = await sandbox.control.requests({ username });
 			return entries.filter((entry) => entry.path !== undefined && (path === undefined || entry.path.includes(path)));
 		},
 		close: async () => await sandbox.close(),

@@ -21,7 +21,8 @@ import {
 	type ApiRoot,
 } from '../../nodes/LearningPlatform/transport';
 import type { SandboxHandle } from '../../sandbox';
-import { CredentialStore } from '../support/n8n';
+import type { CredentialStore } from '../support/n8n';
+import { newSandboxUser } from '../support/sandboxUser';
 
 export interface ProbeCall {
 	method?: IHttpRequestMethods;
@@ -182,17 +183,8 @@ let users = 0;
 
 /** A fresh API user (isolation: own tokens, own rate-limit bucket) and its credential row. */
 export async function newCredential(sb: SandboxHandle, prefix = 'tx', extra: ICredentialDataDecryptedObject = {}) {
-	const grant = await sb.control.issueRefreshToken(`${prefix}-${process.pid}-${++users}-${Date.now() % 100000}`);
-	const data: ICredentialDataDecryptedObject = {
-		baseUrl: sb.url,
-		tenancyId: sb.tenancyId,
-		username: grant.username,
-		refreshToken: grant.refresh_token,
-		apiKey: '',
-		apiKeyExpiresAt: '',
-		...extra,
-	};
-	return { username: grant.username, refreshToken: grant.refresh_token, store: new CredentialStore(data), data };
+	const user = await newSandboxUser(sb, `${prefix}-${process.pid}-${++users}-${Date.now() % 100000}`, extra);
+	return { username: user.username, refreshToken: user.refreshToken, store: user.credentials, data: user.data };
 }
 
 /** Secret registry: every token/key a test saw, to assert none appears in an error text. */

@@ -8,7 +8,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { request } from 'undici';
 
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
-import { CredentialStore } from '../support/n8n';
+import type { CredentialStore } from '../support/n8n';
+import { newSandboxUser } from '../support/sandboxUser';
 
 export interface TriggerTestContext {
 	sandbox: SandboxHandle;
@@ -34,16 +35,8 @@ export async function setUpTriggerTests(name: string, options: SandboxOptions = 
 	});
 
 	const newUser = async (suffix: string) => {
-		const grant = await sandbox.control.issueRefreshToken(`trigger-${name}-${suffix}-${process.pid}-${++counter}`);
-		const credentials = new CredentialStore({
-			baseUrl: sandbox.url,
-			tenancyId: sandbox.tenancyId,
-			username: grant.username,
-			refreshToken: grant.refresh_token,
-			apiKey: '',
-			apiKeyExpiresAt: '',
-		});
-		return { username: grant.username, credentials };
+		const { username, credentials } = await newSandboxUser(sandbox, `trigger-${name}-${suffix}-${process.pid}-${++counter}`);
+		return { username, credentials };
 	};
 	const main = await newUser('main');
 
