@@ -15,7 +15,7 @@
  *
  * - accepted: deliveries whose last attempt was answered 2xx; rejected: answered 4xx (for
  *   correctly signed deliveries, target 0); lost: events with no execution (target 0); duplicates:
- *   executions beyond one per event (a time-out retried after n8n had accepted);
+ *   executions beyond one per event (a retry the trigger did not recognise);
  * - forged: 50 deliveries with the right bearer token and a wrong signature, sent by the bench
  *   straight to the webhook URL: all must be rejected (401) and start nothing;
  * - deliveries/s: events ÷ time from the first event fired to the last delivery answered;
@@ -321,6 +321,8 @@ export async function run(options: RowOptions): Promise<RowResult> {
 		const failedOther = last.length - accepted - rejected;
 		const retriedAttempts = attempts.filter((a) => a.attempt > 1).length;
 		const timeouts = attempts.filter((a) => a.status_code === null).length;
+		// Retries of an accepted delivery that the trigger recognised (answered 2xx, no execution).
+		const repeatsIgnored = attempts.filter((a) => ok(a) && (a.response ?? '').includes('"repeated":true')).length;
 		const latencies = attempts.filter(ok).map((a) => a.response_time_ms ?? NaN).filter(Number.isFinite);
 		const p50 = percentile(latencies, 50);
 		const p99 = percentile(latencies, 99);
@@ -364,6 +366,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			metric('deliveries/s', perSecond, `${fixed(perSecond, 1)} (${accepted} in ${seconds(doneMs, 1)})`),
 			metric('latency p50 / p99', p50, `${p50} ms / ${p99} ms`),
 			metric('attempts: retries / time-outs / other failures', retriedAttempts, `${retriedAttempts} / ${timeouts} / ${failedOther}`),
+			metric('retries recognised as repeats (answered 2xx, no execution)', repeatsIgnored, String(repeatsIgnored)),
 			...(receiver.executionDurations?.length
 				? [
 						metric(
@@ -385,7 +388,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 				...notes,
 				`${EVENTS} events fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending at a time (closed loop; max seen ${maxPending}) in ${seconds(firedMs, 1)}`,
 				'signature check: verifyDelivery (bearer + HMAC-SHA256 over the raw body) on a real delivery, best of 5 × 50,000 calls',
-				'a delivery that timed out (5 s) is retried with identical bytes (same `now`, empty delivery_id): if n8n had accepted the first attempt, the retry starts a second execution (duplicates)',
+				'a delivery that timed out (5 s) is retried with identical bytes (same `now`, empty delivery_id); the trigger (Ignore Repeated Deliveries, on by default) acknowledges a retry of an attempt n8n accepted without a second execution, so duplicates count only what slipped through',
 				...receiver.diagnostics(),
 			],
 			durationMs: Date.now() - t0,

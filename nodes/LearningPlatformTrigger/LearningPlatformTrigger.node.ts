@@ -13,6 +13,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { eventMatches, isWildcardEvent } from '../LearningPlatform/helpers/events';
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+import { deliveryKey, isRepeatedDelivery } from './repeatedDeliveries';
 import { verifyDelivery } from './signature';
 import { createSubscription, deleteSubscription, readStoredSubscription, subscriptionExists } from './subscription';
 
@@ -103,6 +104,23 @@ export class LearningPlatformTrigger implements INodeType {
 				description:
 					'With a wildcard event: start the workflow only for these events; others are acknowledged and dropped. Empty passes on every event the wildcard covers. Choose from the list, or specify IDs using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
 			},
+			{
+				displayName: 'Options',
+				name: 'options',
+				type: 'collection',
+				placeholder: 'Add option',
+				default: {},
+				options: [
+					{
+						displayName: 'Ignore Repeated Deliveries',
+						name: 'ignoreRepeatedDeliveries',
+						type: 'boolean',
+						default: true,
+						description:
+							'Whether to start no second execution when the platform sends a delivery again with identical content (a retry after a time-out) within 15 minutes of the attempt that started one. Checked per n8n process. Turn off to start an execution for every delivery.',
+					},
+				],
+			},
 		],
 	};
 
@@ -167,6 +185,21 @@ export class LearningPlatformTrigger implements INodeType {
 		if (!wanted) {
 			// Acknowledged, so the platform does not retry an event this workflow does not want.
 			return { webhookResponse: { received: true, passedOn: false } };
+		}
+
+		const options = this.getNodeParameter('options', {}) as { ignoreRepeatedDeliveries?: boolean };
+		if (options.ignoreRepeatedDeliveries !== false) {
+			const key = deliveryKey(
+				[this.getWorkflow().id ?? '', this.getNode().id, this.getMode(), String(stored.subscriptionId ?? '')],
+				request.rawBody,
+			);
+			if (await isRepeatedDelivery(key, this.getResponseObject())) {
+				this.logger.debug('Learning Platform Trigger: a repeated delivery was acknowledged without an execution', {
+					event,
+					workflowId: this.getWorkflow().id,
+				});
+				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
+			}
 		}
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.

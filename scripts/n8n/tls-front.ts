@@ -65,12 +65,15 @@ export interface TlsFront {
 	requests: FrontRequest[];
 	/** Points the front at another upstream port (a restarted n8n). */
 	setTarget(port: number): void;
+	/** Holds n8n's answers back this long before passing them on (a slow network or n8n); 0 = off. */
+	delayResponses(ms: number): void;
 	close(): Promise<void>;
 }
 
 /** An https reverse proxy on 127.0.0.1:`port` to http://127.0.0.1:`targetPort`, streaming both ways. */
 export async function startTlsFront(options: { port: number; targetPort: number; certificates: Certificates; host?: string }): Promise<TlsFront> {
 	let targetPort = options.targetPort;
+	let responseDelayMs = 0;
 	const requests: FrontRequest[] = [];
 	const server = https.createServer({ key: options.certificates.keyPem, cert: options.certificates.certPem }, (req, res) => {
 		const entry: FrontRequest = { at: Date.now(), method: req.method ?? 'GET', url: req.url ?? '/' };
@@ -85,8 +88,12 @@ export async function startTlsFront(options: { port: number; targetPort: number;
 			{ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers },
 			(upstreamRes) => {
 				entry.status = upstreamRes.statusCode;
-				res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, upstreamRes.headers);
-				upstreamRes.pipe(res);
+				const forward = () => {
+					res.writeHead(upstreamRes.statusCode ?? 502, upstreamRes.statusMessage, upstreamRes.headers);
+					upstreamRes.pipe(res);
+				};
+				if (responseDelayMs > 0) setTimeout(forward, responseDelayMs);
+				else forward();
 			},
 		);
 		upstream.on('error', (error) => {
@@ -118,6 +125,9 @@ export async function startTlsFront(options: { port: number; targetPort: number;
 		requests,
 		setTarget(newPort) {
 			targetPort = newPort;
+		},
+		delayResponses(ms) {
+			responseDelayMs = ms;
 		},
 		close: () =>
 			new Promise<void>((resolve) => {

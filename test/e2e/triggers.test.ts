@@ -1,8 +1,10 @@
 // The two triggers in a real n8n. Webhook trigger: activation creates exactly one subscription at
 // the sandbox; a simulated completion is delivered, signed, through the TLS front and starts an
-// execution with the payload; a tampered body or a wrong token starts none; restarting n8n creates
+// execution with the payload; a tampered body or a wrong token starts none, nor does a platform
+// retry of an accepted delivery (identical bytes after a time-out); restarting n8n creates
 // no duplicate; deactivation deletes the subscription. Polling trigger: records changed between
 // polls arrive exactly once, across a restart of n8n too.
+import { createHmac } from 'node:crypto';
 import * as https from 'node:https';
 import { log, nodeOutput, type ExecutionSummary, type SandboxDelivery, type SandboxUser } from '../../scripts/n8n';
 import { demoData, executionsSummary, importFreshCredentials, landed, linearWorkflow, sleep, TYPES, uniqueId, useStack } from './helpers';
@@ -137,14 +139,53 @@ describeIf('triggers in real n8n', () => {
 			for (const [name, answer] of Object.entries(attempts)) {
 				expect({ name, status: answer.status }).toEqual({ name, status: 401 });
 			}
-			// The genuine bytes are still accepted (the checks above did not just reject everything).
+			// The genuine bytes pass both checks (the checks above did not just reject everything);
+			// they already started an execution, so n8n acknowledges them as a platform retry.
 			const genuine = await postThroughFront(expectedUrl(), ca, body, headers);
 			expect(genuine.status).toBe(200);
+			expect(JSON.parse(genuine.body)).toEqual({ received: true, passedOn: false, repeated: true });
+
+			// A new event with a valid signature still starts an execution.
+			const fresh = JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), delivery_id: 'e2e-fresh' });
+			const signingKey = (await live(hookUser().username))[0].signing_key as string;
+			const freshHeaders = { ...headers, 'x-signature': createHmac('sha256', signingKey).update(fresh).digest('hex') };
+			expect((await postThroughFront(expectedUrl(), ca, fresh, freshHeaders)).status).toBe(200);
 
 			const after = await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
 			await sleep(2000);
 			expect((await hookExecutions()).length).toBe(before + 1);
 			expect(after.every((e) => e.status === 'success')).toBe(true);
+		});
+
+		test('a platform retry after a time-out (identical bytes, first attempt slow) starts no second execution', async () => {
+			if (!parts.trigger) return;
+			const control = ctx.stack.sandbox!.control;
+			const before = (await hookExecutions()).length;
+			// The front holds n8n's answer back past the platform's time-out, so the sandbox retries
+			// the same bytes while the first attempt is still being answered.
+			const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } = (await control.config({})) as Record<string, number>;
+			await control.config({ deliveryTimeoutMs: 1000, deliveryMaxAttempts: 3, deliveryBackoffMs: 100 });
+			ctx.stack.front.delayResponses(2500);
+			try {
+				await control.simulateCompletion({ userId: learner[1], contentId: 104 });
+				const attempts = await waitFor(
+					'a retried delivery',
+					async () => {
+						const mine = (await control.deliveries(hookUser().username)).filter((d) => d.event === 'Events\\Courses\\Completion_created');
+						const last = mine[mine.length - 1];
+						const sameEvent = mine.filter((d) => d.body === last?.body);
+						return sameEvent.length >= 2 ? sameEvent : undefined;
+					},
+					30_000,
+				);
+				expect(new Set(attempts.map((d) => d.body)).size).toBe(1);
+			} finally {
+				ctx.stack.front.delayResponses(0);
+				await control.config({ deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs });
+			}
+			await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
+			await sleep(5000);
+			expect((await hookExecutions()).length).toBe(before + 1);
 		});
 
 		test('restarting n8n creates no duplicate subscription and deliveries still arrive', async () => {

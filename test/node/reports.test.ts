@@ -1,4 +1,5 @@
 import { json, pairedItems, setUpNodeTests, type NodeTestContext } from './setup';
+import { MAX_POLL_INTERVAL_MS, nextPollOffsetMs } from '../../nodes/LearningPlatform/helpers/reports';
 
 let t: NodeTestContext;
 let courseId: number;
@@ -128,8 +129,8 @@ describe('report: getActivityCompletions', () => {
 		const requests = await t.requests('/activitycompletions');
 		const submits = requests.map((r, index) => (r.query.requestid === undefined ? index : -1)).filter((i) => i >= 0);
 		const polls = requests.slice(submits[submits.length - 1] + 1);
-		// back-off 0.75 s, 1.2 s, 1.92 s...: ready after 2.5 s takes 3 polls; a fixed 250 ms
-		// interval would have taken 10
+		// polls at 1 s, 2 s, 4 s...: ready after 2.5 s takes 3 polls; a fixed 250 ms interval
+		// would have taken 10
 		expect(polls.length).toBeGreaterThanOrEqual(2);
 		expect(polls.length).toBeLessThanOrEqual(4);
 	});
@@ -225,5 +226,28 @@ describe('report: getAttendance and getContent', () => {
 			requestId: '999999',
 		});
 		expect(result.error?.message).toBe('The Content report failed (request ID 999999): requestid: The requestid is unknown.');
+	});
+});
+
+describe('report polling schedule', () => {
+	/** Polls a blind poller on this schedule sends for a report ready `readyMs` after submission, and how late it sees it. */
+	function pollsFor(readyMs: number) {
+		let offset = 0;
+		let polls = 0;
+		do {
+			offset = nextPollOffsetMs(offset);
+			polls++;
+		} while (offset < readyMs);
+		return { polls, lateMs: offset - readyMs };
+	}
+
+	test('up to 32 s at most 2 + log2(seconds) polls, then one per 30 s; never later than the time already waited (or 30 s)', () => {
+		for (let readyMs = 1000; readyMs <= 600_000; readyMs += 250) {
+			const { polls, lateMs } = pollsFor(readyMs);
+			const allowed = readyMs <= 32_000 ? 2 + Math.log2(readyMs / 1000) : 7 + Math.ceil((readyMs - 32_000) / MAX_POLL_INTERVAL_MS);
+			expect({ readyMs, polls: polls <= allowed }).toEqual({ readyMs, polls: true });
+			expect({ readyMs, late: lateMs <= Math.min(readyMs, MAX_POLL_INTERVAL_MS) }).toEqual({ readyMs, late: true });
+		}
+		expect(pollsFor(1000)).toEqual({ polls: 1, lateMs: 0 });
 	});
 });

@@ -366,6 +366,12 @@ export interface WebhookRunOptions extends RunContextOptions {
 	headers: Record<string, string>;
 	rawBody: Buffer;
 	mode?: WorkflowExecuteMode;
+	/**
+	 * What n8n does after `webhook()` returned (respond-immediately mode): `created` answers 200
+	 * once the execution exists, `failed` answers 500 as when n8n could not create it, `later`
+	 * leaves the response open (the caller answers with `answer`).
+	 */
+	n8nAnswer?: 'created' | 'failed' | 'later';
 }
 
 export interface RecordedResponse {
@@ -379,7 +385,7 @@ export interface RecordedResponse {
 export async function runWebhook(
 	nodeType: INodeType,
 	options: WebhookRunOptions,
-): Promise<{ webhookResponse: IWebhookResponseData; response: RecordedResponse }> {
+): Promise<{ webhookResponse: IWebhookResponseData; response: RecordedResponse; answer: (statusCode: number) => void }> {
 	const staticData = options.staticData ?? {};
 	const { workflow, node } = buildWorkflow(nodeType, { ...options, staticData });
 	const headers = Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -420,7 +426,15 @@ export async function runWebhook(
 	const context = new WebhookContext(workflow, node, additionalData, options.mode ?? 'trigger', webhookData, [], null);
 	if (!nodeType.webhook) throw new Error(`${nodeType.description.name} has no webhook()`);
 	const webhookResponse = await nodeType.webhook.call(context);
-	return { webhookResponse, response: response.recorded };
+	const answer = (statusCode: number) => {
+		if (response.recorded.ended) return;
+		response.object.status(statusCode).json(statusCode < 300 ? (webhookResponse.webhookResponse ?? {}) : { message: 'There was a problem executing the workflow' });
+	};
+	if (webhookResponse.noWebhookResponse !== true) {
+		const n8nAnswer = webhookResponse.workflowData ? (options.n8nAnswer ?? 'created') : 'created';
+		if (n8nAnswer !== 'later') answer(n8nAnswer === 'created' ? 200 : 500);
+	}
+	return { webhookResponse, response: response.recorded, answer };
 }
 
 function createRecordingResponse() {
@@ -431,6 +445,9 @@ function createRecordingResponse() {
 		},
 		set statusCode(code: number) {
 			recorded.statusCode = code;
+		},
+		get writableEnded() {
+			return recorded.ended;
 		},
 		status(code: number) {
 			recorded.statusCode = code;

@@ -65,13 +65,20 @@ async function subscriptionsOf(username = t.username) {
 	return await t.sandbox.control.subscriptions(username);
 }
 
-async function deliver(a: Activation, headers: Record<string, string>, rawBody: Buffer, parameters = a.parameters) {
+async function deliver(
+	a: Activation,
+	headers: Record<string, string>,
+	rawBody: Buffer,
+	parameters = a.parameters,
+	n8nAnswer?: 'created' | 'failed' | 'later',
+) {
 	return await runWebhook(trigger, {
 		parameters,
 		credentials: a.credentials,
 		staticData: a.staticData,
 		headers,
 		rawBody,
+		n8nAnswer,
 	});
 }
 
@@ -293,7 +300,12 @@ describe('deliveries', () => {
 	let rawBody: Buffer;
 
 	beforeAll(async () => {
-		a = activation({ webhookBaseUrl: 'https://n8n.test/deliveries' });
+		// The same captured bytes are delivered again and again here to test the checks; the
+		// repeat detection (on by default) is tested in its own block below.
+		a = activation({
+			webhookBaseUrl: 'https://n8n.test/deliveries',
+			parameters: { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } },
+		});
 		const kept = await activate(a);
 		const { contentId, userId } = await aCourseAndLearner();
 		attempt = await captureDelivery(kept.subscriptionId as number, () =>
@@ -426,5 +438,121 @@ describe('wildcard subscriptions', () => {
 		const everything = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'), { event: COURSES_WILDCARD });
 		expect(everything.webhookResponse.workflowData?.[0]).toHaveLength(1);
 		await hook('delete', a);
+	});
+});
+
+describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)', () => {
+	let a: Activation;
+	let first: DeliveryAttempt;
+	let retry: DeliveryAttempt;
+
+	beforeAll(async () => {
+		a = activation({ webhookBaseUrl: 'https://n8n.test/repeats' });
+		const kept = await activate(a);
+		const { contentId, userId } = await aCourseAndLearner();
+		// n8n.test does not resolve, so the sandbox retries the delivery: its own retry bytes.
+		const subscriptionId = kept.subscriptionId as number;
+		const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
+		const { deliveryMaxAttempts, deliveryBackoffMs } = await t.sandbox.control.getConfig();
+		await t.sandbox.control.setConfig({ deliveryMaxAttempts: 2, deliveryBackoffMs: 50 });
+		try {
+			await t.sandbox.control.simulateCompletion({ contentId, userId });
+			const attempts = await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 2, 15_000);
+			[first, retry] = attempts.slice(before, before + 2);
+		} finally {
+			await t.sandbox.control.setConfig({ deliveryMaxAttempts, deliveryBackoffMs });
+		}
+	});
+	afterAll(async () => await hook('delete', a));
+
+	const body = (attempt: DeliveryAttempt) => Buffer.from(attempt.body, 'utf8');
+	const started = (run: Awaited<ReturnType<typeof deliver>>) => run.webhookResponse.workflowData?.[0]?.length ?? 0;
+	/** Headers as the platform would sign `rawBody` for activation `b`. */
+	const signedFor = (b: Activation, rawBody: Buffer) => ({
+		'content-type': 'application/json',
+		authorization: `Bearer ${stored(b).authToken as string}`,
+		'x-signature': createHmac('sha256', stored(b).signingKey as string).update(rawBody).digest('hex'),
+	});
+	/** A fresh, correctly signed delivery body for activation `b` (unique bytes). */
+	const freshBody = (b: Activation, marker: string) => {
+		const sent = JSON.parse(first.body) as IDataObject;
+		return Buffer.from(JSON.stringify({ ...sent, delivery_id: marker }), 'utf8');
+	};
+
+	test("the sandbox's retry re-sends identical bytes and headers", () => {
+		expect(retry.attempt).toBe(first.attempt + 1);
+		expect(retry.body).toBe(first.body);
+		expect(retry.headers['x-signature']).toBe(first.headers['x-signature']);
+	});
+
+	test('a retry of a delivery that started an execution is acknowledged without a second one', async () => {
+		const accepted = await deliver(a, first.headers, body(first));
+		expect(started(accepted)).toBe(1);
+		expect(accepted.response).toMatchObject({ statusCode: 200, ended: true });
+
+		const repeated = await deliver(a, retry.headers, body(retry));
+		expect(repeated.webhookResponse.workflowData).toBeUndefined();
+		expect(repeated.webhookResponse.webhookResponse).toEqual({ received: true, passedOn: false, repeated: true });
+		expect(repeated.response.statusCode).toBe(200);
+	});
+
+	test('when n8n could not create the execution (answered 500), the retry starts one', async () => {
+		const rawBody = freshBody(a, 'failed-first');
+		const refused = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'failed');
+		expect(started(refused)).toBe(1);
+		expect(refused.response.statusCode).toBe(500);
+
+		const retried = await deliver(a, signedFor(a, rawBody), rawBody);
+		expect(started(retried)).toBe(1);
+		// and that accepted retry is now the one later repeats are judged against
+		const again = await deliver(a, signedFor(a, rawBody), rawBody);
+		expect(started(again)).toBe(0);
+	});
+
+	test('a retry that arrives while the first attempt is still unanswered waits for its answer', async () => {
+		for (const [answer, expected] of [
+			[200, 0],
+			[500, 1],
+		] as const) {
+			const rawBody = freshBody(a, `in-flight-${answer}`);
+			const inFlight = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'later');
+			expect(started(inFlight)).toBe(1);
+			let settled = false;
+			const retryRun = deliver(a, signedFor(a, rawBody), rawBody).then((run) => {
+				settled = true;
+				return run;
+			});
+			await new Promise((resolve) => setTimeout(resolve, 300));
+			expect(settled).toBe(false);
+			inFlight.answer(answer);
+			expect(started(await retryRun)).toBe(expected);
+		}
+	});
+
+	test('different bytes, or the same bytes to another subscription (the test URL), are new deliveries', async () => {
+		const one = freshBody(a, 'distinct-1');
+		const two = freshBody(a, 'distinct-2');
+		expect(started(await deliver(a, signedFor(a, one), one))).toBe(1);
+		expect(started(await deliver(a, signedFor(a, two), two))).toBe(1);
+
+		const listening = activation({ webhookBaseUrl: 'https://n8n.test/repeats', isTest: true });
+		await activate(listening);
+		expect(stored(listening).subscriptionId).not.toBe(stored(a).subscriptionId);
+		const onTestUrl = await runWebhook(trigger, {
+			parameters: listening.parameters,
+			credentials: listening.credentials,
+			staticData: listening.staticData,
+			headers: signedFor(listening, one),
+			rawBody: one,
+			mode: 'manual',
+		});
+		expect(started(onTestUrl)).toBe(1);
+		await hook('delete', listening);
+	});
+
+	test('with "Ignore Repeated Deliveries" off, every delivery starts an execution', async () => {
+		const rawBody = freshBody(a, 'option-off');
+		const parameters = { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } };
+		for (let i = 0; i < 3; i++) expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
 	});
 });

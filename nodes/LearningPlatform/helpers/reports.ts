@@ -19,10 +19,20 @@ export const REPORT_LABELS: Record<ReportType, string> = {
 	content: 'Content',
 };
 
-/** Back-off between polls: first soon (most reports are quick), then growing, capped. */
-export const POLL_FIRST_DELAY_MS = 750;
-export const POLL_GROWTH = 1.6;
-export const POLL_MAX_DELAY_MS = 10_000;
+/**
+ * When to poll, counted from the start of the wait: 1 s, 2 s, 4 s, 8 s... (each poll at twice the
+ * time already waited), then every 30 s. The API gives no hint of when a report will be ready, and
+ * every poll spends the key's 60 requests a minute: doubling keeps the polls to about
+ * 1 + log2(seconds waited) while a report is never picked up later than it had already taken
+ * (or 30 s).
+ */
+export const FIRST_POLL_AFTER_MS = 1000;
+export const MAX_POLL_INTERVAL_MS = 30_000;
+
+export function nextPollOffsetMs(previousOffsetMs: number): number {
+	if (previousOffsetMs <= 0) return FIRST_POLL_AFTER_MS;
+	return previousOffsetMs + Math.min(previousOffsetMs, MAX_POLL_INTERVAL_MS);
+}
 export const DEFAULT_TIMEOUT_SECONDS = 300;
 
 export interface ReportEnvelope {
@@ -113,8 +123,9 @@ export async function pollReport(
 	itemIndex: number,
 ): Promise<IDataObject[]> {
 	let envelope = first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
-	const deadline = Date.now() + wait.timeoutSeconds * 1000;
-	let delay = POLL_FIRST_DELAY_MS;
+	const waitStartedAt = Date.now();
+	const deadline = waitStartedAt + wait.timeoutSeconds * 1000;
+	let pollOffsetMs = 0;
 
 	while (envelope.status !== 'Complete') {
 		if (!wait.waitForResult) return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
@@ -134,8 +145,8 @@ export async function pollReport(
 				itemIndex,
 			});
 		}
-		await sleep(Math.min(delay, remaining));
-		delay = Math.min(delay * POLL_GROWTH, POLL_MAX_DELAY_MS);
+		pollOffsetMs = nextPollOffsetMs(pollOffsetMs);
+		await sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - Date.now(), remaining)));
 		envelope = await requestReport.call(this, reportType, { requestid: requestId }, itemIndex);
 	}
 

@@ -1,0 +1,100 @@
+/**
+ * Recognises a delivery the platform sends again with identical bytes (a retry after a time-out
+ * or an error answer), so that it does not start a second execution.
+ *
+ * A repeat is only dropped when the earlier attempt is known to have started an execution. n8n
+ * answers a trigger in "respond immediately" mode only after the execution has been created
+ * (2xx), and answers 500 when it could not create it; the node keeps the earlier attempt's
+ * response object and reads that answer. While the earlier attempt is still unanswered, the
+ * repeat waits for it. If it was refused, or is still unanswered after the wait, the repeat is
+ * treated as a new delivery: a possible duplicate is better than a lost event.
+ *
+ * The memory is per n8n process: retries that a load balancer sends to another webhook process
+ * are not recognised (see the README).
+ */
+import { createHash } from 'node:crypto';
+import { sleep } from 'n8n-workflow';
+
+/** How long an accepted delivery is remembered. */
+export const REPEAT_WINDOW_MS = 15 * 60_000;
+/** Bounds the memory under a flood of distinct deliveries; the oldest are forgotten first. */
+const MAX_REMEMBERED = 10_000;
+/** How long a repeat waits for n8n to answer the earlier attempt. */
+const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
+const ANSWER_CHECK_INTERVAL_MS = 20;
+
+/** What the node can read of n8n's HTTP response (an `http.ServerResponse`) to an attempt. */
+export interface AttemptResponse {
+	readonly writableEnded: boolean;
+	readonly statusCode: number;
+}
+
+interface RememberedAttempt {
+	receivedAt: number;
+	/** Dropped once the answer is known, so that no socket is kept alive by this memory. */
+	response?: AttemptResponse;
+	startedExecution?: boolean;
+}
+
+const remembered = new Map<string, RememberedAttempt>();
+
+/**
+ * Identifies a delivery by its bytes and by where it was sent: the same event delivered to the
+ * production and to the test URL (two subscriptions) are two deliveries.
+ */
+export function deliveryKey(destination: string[], rawBody: Buffer): string {
+	const hash = createHash('sha256');
+	for (const part of destination) hash.update(part).update('\0');
+	return hash.update(rawBody).digest('hex');
+}
+
+function forgetExpired(now: number): void {
+	for (const [key, attempt] of remembered) {
+		if (now - attempt.receivedAt < REPEAT_WINDOW_MS && remembered.size <= MAX_REMEMBERED) break;
+		remembered.delete(key);
+	}
+}
+
+/** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
+function answerOf(attempt: RememberedAttempt): boolean | undefined {
+	if (attempt.startedExecution !== undefined) return attempt.startedExecution;
+	const response = attempt.response;
+	if (!response?.writableEnded) return undefined;
+	attempt.startedExecution = response.statusCode >= 200 && response.statusCode < 300;
+	attempt.response = undefined;
+	return attempt.startedExecution;
+}
+
+async function waitForAnswer(attempt: RememberedAttempt): Promise<boolean | undefined> {
+	const deadline = Date.now() + WAIT_FOR_EARLIER_ANSWER_MS;
+	for (;;) {
+		const answer = answerOf(attempt);
+		if (answer !== undefined || Date.now() >= deadline) return answer;
+		await sleep(ANSWER_CHECK_INTERVAL_MS);
+	}
+}
+
+/**
+ * Decides whether the delivery identified by `key` repeats one that already started an execution
+ * in this process. When it does not, this attempt is remembered (with its response, to learn
+ * n8n's answer later) and the caller starts an execution.
+ */
+export async function isRepeatedDelivery(key: string, response: AttemptResponse): Promise<boolean> {
+	for (;;) {
+		const now = Date.now();
+		forgetExpired(now);
+		const earlier = remembered.get(key);
+		if (earlier === undefined || now - earlier.receivedAt >= REPEAT_WINDOW_MS) {
+			remembered.delete(key);
+			remembered.set(key, { receivedAt: now, response });
+			return false;
+		}
+		const startedExecution = await waitForAnswer(earlier);
+		if (startedExecution === true) return true;
+		// Another repeat may have taken over while this one waited: judge against that one.
+		if (remembered.get(key) !== earlier) continue;
+		remembered.delete(key);
+		remembered.set(key, { receivedAt: Date.now(), response });
+		return false;
+	}
+}
