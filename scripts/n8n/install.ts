@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatMs, log, step } from './log';
-import { N8N_VERSION, NODE_MAJOR, n8nPaths, type N8nPaths } from './paths';
+import { N8N_VERSION, NODE_MAJOR, SQLITE3_VERSION, n8nPaths, type N8nPaths } from './paths';
 import { cleanNpmEnv, run } from './processes';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -139,7 +139,7 @@ async function npmWithProgress(paths: N8nPaths, args: string[], what: string, en
 
 /**
  * Node 24 + n8n (pinned) + sqlite3 rebuilt for Node 24, in the cache. Returns the paths.
- * First run: about 5 minutes (3.5 min install, 1 min native rebuild); later: instant.
+ * First run: about 5 minutes (the npm install, with sqlite3 compiling alongside); later: instant.
  */
 export async function ensureN8nInstalled(): Promise<N8nPaths> {
 	const paths = n8nPaths();
@@ -176,6 +176,10 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 		if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-host', private: true }) + '\n');
 		const logText = fs.existsSync(path.join(paths.n8nDir, 'install.log')) ? fs.readFileSync(path.join(paths.n8nDir, 'install.log'), 'utf8') : '';
 		const installedBefore = /(^|\n)done 0\s*$/.test(logText.trimEnd() + '\n') && fs.existsSync(paths.n8nBin);
+		// sqlite3 compiles from source for about 2 minutes (its prebuilt binaries are on GitHub,
+		// out of reach here). It is an N-API module, so it is built in its own folder while npm
+		// installs n8n, and its binary is copied in afterwards.
+		const sqlitePrebuild = installedBefore ? undefined : prebuildSqlite(paths, env);
 		if (installedBefore) {
 			log(`n8n ${N8N_VERSION} already installed by an earlier run (install.log ends with "done 0"); checking the native modules`);
 		} else {
@@ -184,6 +188,12 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 				// scripts are skipped and the one native module n8n needs is rebuilt below.
 				npmWithProgress(paths, ['install', `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], 'installing n8n', env),
 			);
+		}
+		if (!(await sqliteLoads(paths))) {
+			const prebuilt = await sqlitePrebuild;
+			if (prebuilt && installPrebuiltSqlite(paths, prebuilt) && (await sqliteLoads(paths))) {
+				log(`sqlite3 ${SQLITE3_VERSION}: using the binary built alongside the install`);
+			}
 		}
 		if (!(await sqliteLoads(paths))) {
 			await step('rebuild sqlite3 for Node 24 (1-2 min)', () => npmWithProgress(paths, ['rebuild', 'sqlite3', '--foreground-scripts'], 'building sqlite3', env));
@@ -195,6 +205,56 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 		fs.rmSync(lockFile, { force: true });
 	}
 	return paths;
+}
+
+/**
+ * Builds sqlite3 SQLITE3_VERSION for Node 24 in `<cache>/sqlite3-<version>` (once) and returns the
+ * path of its binary; undefined when that fails (the caller then rebuilds inside n8n's folder).
+ */
+async function prebuildSqlite(paths: N8nPaths, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+	const dir = path.join(paths.cache, `sqlite3-${SQLITE3_VERSION}`);
+	const binary = path.join(dir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
+	const marker = path.join(dir, '.built');
+	if (fs.existsSync(marker) && fs.existsSync(binary)) return binary;
+	try {
+		return await step(`build sqlite3 ${SQLITE3_VERSION} for Node ${NODE_MAJOR} alongside the install (about 2 min)`, async () => {
+			fs.mkdirSync(dir, { recursive: true });
+			fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'sqlite3-build', private: true }) + '\n');
+			const logFile = path.join(dir, 'build.log');
+			for (const args of [
+				['install', `sqlite3@${SQLITE3_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'],
+				['rebuild', 'sqlite3', '--foreground-scripts'],
+			]) {
+				const result = await run('npm', args, { cwd: dir, env, logFile, name: `npm ${args[0]} (sqlite3)` });
+				if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})`);
+			}
+			if (!fs.existsSync(binary)) throw new Error(`${binary} was not built (log: ${logFile})`);
+			fs.writeFileSync(marker, `${new Date().toISOString()}\n`);
+			return binary;
+		});
+	} catch (error) {
+		log(`sqlite3 build alongside the install failed (${(error as Error).message}); it will be rebuilt in n8n's folder`);
+		return undefined;
+	}
+}
+
+/** Copies the prebuilt binary into n8n's sqlite3 when that is the same sqlite3 version. */
+function installPrebuiltSqlite(paths: N8nPaths, binary: string): boolean {
+	const sqlite = path.join(paths.n8nDir, 'node_modules', 'sqlite3');
+	try {
+		const { version } = JSON.parse(fs.readFileSync(path.join(sqlite, 'package.json'), 'utf8')) as { version?: string };
+		if (version !== SQLITE3_VERSION) {
+			log(`n8n brought sqlite3 ${String(version)}, not ${SQLITE3_VERSION}: rebuilding it in place`);
+			return false;
+		}
+		const target = path.join(sqlite, 'build', 'Release');
+		fs.mkdirSync(target, { recursive: true });
+		fs.copyFileSync(binary, path.join(target, 'node_sqlite3.node'));
+		return true;
+	} catch (error) {
+		log(`could not use the prebuilt sqlite3 (${(error as Error).message})`);
+		return false;
+	}
 }
 
 /** sqlite3's native binding loads under Node 24 (it is built by `npm rebuild`, not by the install). */

@@ -3,6 +3,8 @@ import * as path from 'node:path';
 
 /** The pinned n8n version the package is tested against. */
 export const N8N_VERSION = '2.40.7';
+/** The sqlite3 that n8n 2.40.7 pins (node_modules/n8n/package.json); built from source here. */
+export const SQLITE3_VERSION = '5.1.7';
 /** Node.js major required by n8n 2.x (the machine's own Node is 20). */
 export const NODE_MAJOR = 24;
 
