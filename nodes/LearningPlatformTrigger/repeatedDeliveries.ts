@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { sleep } from 'n8n-workflow';
 
 /** How long an accepted delivery is remembered. */
-export const REPEAT_WINDOW_MS = 15 * 60_000;
+const REPEAT_WINDOW_MS = 15 * 60_000;
 /** Bounds the memory under a flood of distinct deliveries; the oldest are forgotten first. */
 const MAX_REMEMBERED = 10_000;
 /** How long a repeat waits for n8n to answer the earlier attempt. */

@@ -473,8 +473,8 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 		authorization: `Bearer ${stored(b).authToken as string}`,
 		'x-signature': createHmac('sha256', stored(b).signingKey as string).update(rawBody).digest('hex'),
 	});
-	/** A fresh, correctly signed delivery body for activation `b` (unique bytes). */
-	const freshBody = (b: Activation, marker: string) => {
+	/** A delivery body with bytes of its own (sign it with signedFor). */
+	const freshBody = (marker: string) => {
 		const sent = JSON.parse(first.body) as IDataObject;
 		return Buffer.from(JSON.stringify({ ...sent, delivery_id: marker }), 'utf8');
 	};
@@ -497,7 +497,7 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 	});
 
 	test('when n8n could not create the execution (answered 500), the retry starts one', async () => {
-		const rawBody = freshBody(a, 'failed-first');
+		const rawBody = freshBody('failed-first');
 		const refused = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'failed');
 		expect(started(refused)).toBe(1);
 		expect(refused.response.statusCode).toBe(500);
@@ -514,7 +514,7 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 			[200, 0],
 			[500, 1],
 		] as const) {
-			const rawBody = freshBody(a, `in-flight-${answer}`);
+			const rawBody = freshBody(`in-flight-${answer}`);
 			const inFlight = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'later');
 			expect(started(inFlight)).toBe(1);
 			let settled = false;
@@ -530,8 +530,8 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 	});
 
 	test('different bytes, or the same bytes to another subscription (the test URL), are new deliveries', async () => {
-		const one = freshBody(a, 'distinct-1');
-		const two = freshBody(a, 'distinct-2');
+		const one = freshBody('distinct-1');
+		const two = freshBody('distinct-2');
 		expect(started(await deliver(a, signedFor(a, one), one))).toBe(1);
 		expect(started(await deliver(a, signedFor(a, two), two))).toBe(1);
 
@@ -551,7 +551,7 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 	});
 
 	test('with "Ignore Repeated Deliveries" off, every delivery starts an execution', async () => {
-		const rawBody = freshBody(a, 'option-off');
+		const rawBody = freshBody('option-off');
 		const parameters = { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } };
 		for (let i = 0; i < 3; i++) expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
 	});
