@@ -23,6 +23,7 @@ import {
 	VISIBILITY_MARGIN_SECONDS,
 	advanceFeedState,
 	initialFeedState,
+	passesStatusFilter,
 	readFeedState,
 	writeFeedState,
 } from './feedState';
@@ -100,10 +101,6 @@ function startPoint(this: IPollFunctions): { since: string; origin: string; base
 	return { since: secondsAgo(VISIBILITY_MARGIN_SECONDS), origin: 'now', baseline: true };
 }
 
-function passesStatus(settings: TriggerSettings, record: IDataObject): boolean {
-	return settings.statuses.length === 0 || settings.statuses.includes(String(record.completionstatus));
-}
-
 /**
  * A manual run: the newest records that pass the filters, read without touching the stored
  * position. The feed is oldest-first, so recent windows are tried first and each is read to its end.
@@ -123,7 +120,7 @@ async function newestSample(this: IPollFunctions, settings: TriggerSettings): Pr
 				maxRecords: FEED_PAGE_SIZE,
 			});
 			for (const record of walk.records) {
-				if (!passesStatus(settings, record)) continue;
+				if (!passesStatusFilter(settings.statuses, record)) continue;
 				const id = String(record.completionid);
 				sample.delete(id);
 				sample.set(id, record);

@@ -143,6 +143,12 @@ function later(a: string | null, b: string | null): string {
 	return left >= right ? left : right;
 }
 
+/** The client-side status filter (the feed has no server-side one); no statuses passes every record. */
+export function passesStatusFilter(statuses: readonly string[], record: IDataObject): boolean {
+	const status = typeof record.completionstatus === 'string' ? record.completionstatus : '';
+	return statuses.length === 0 || statuses.includes(status);
+}
+
 /**
  * Decides what a walk emits and where the next poll starts. Records whose version was already
  * processed are dropped; the status filter applies to the rest. The returned state is only to
@@ -166,8 +172,7 @@ export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: A
 	for (const record of walk.records) {
 		const processed = state.seen[idOf(record)];
 		if (processed !== undefined && processed === versionOf(record)) continue;
-		const status = typeof record.completionstatus === 'string' ? record.completionstatus : '';
-		if (options.statuses.length > 0 && !options.statuses.includes(status)) continue;
+		if (!passesStatusFilter(options.statuses, record)) continue;
 		emit.push(record);
 	}
 

@@ -80,21 +80,22 @@ async function waitForAnswer(attempt: RememberedAttempt): Promise<boolean | unde
  * n8n's answer later) and the caller starts an execution.
  */
 export async function isRepeatedDelivery(key: string, response: AttemptResponse): Promise<boolean> {
+	// Deleted before set so the key moves to the end of the map, which forgetExpired reads as
+	// the newest.
+	const remember = (receivedAt: number): false => {
+		remembered.delete(key);
+		remembered.set(key, { receivedAt, response });
+		return false;
+	};
 	for (;;) {
 		const now = Date.now();
 		forgetExpired(now);
 		const earlier = remembered.get(key);
-		if (earlier === undefined || now - earlier.receivedAt >= REPEAT_WINDOW_MS) {
-			remembered.delete(key);
-			remembered.set(key, { receivedAt: now, response });
-			return false;
-		}
+		if (earlier === undefined || now - earlier.receivedAt >= REPEAT_WINDOW_MS) return remember(now);
 		const startedExecution = await waitForAnswer(earlier);
 		if (startedExecution === true) return true;
 		// Another repeat may have taken over while this one waited: judge against that one.
 		if (remembered.get(key) !== earlier) continue;
-		remembered.delete(key);
-		remembered.set(key, { receivedAt: Date.now(), response });
-		return false;
+		return remember(Date.now());
 	}
 }

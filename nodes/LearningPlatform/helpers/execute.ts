@@ -1,4 +1,4 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, NodeExecutionHint } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 /** What an operation returns for one input item: one object, or one object per output item. */
@@ -34,6 +34,19 @@ export async function runPerItem(
 		}
 	}
 	return output;
+}
+
+/**
+ * A hint that concerns the whole run rather than one item: the returned function adds it the
+ * first time it is called and ignores later calls, so many items do not repeat it.
+ */
+export function hintOnce(this: IExecuteFunctions): (hint: NodeExecutionHint) => void {
+	let hinted = false;
+	return (hint) => {
+		if (hinted) return;
+		hinted = true;
+		this.addExecutionHints(hint);
+	};
 }
 
 function withItemIndex(this: IExecuteFunctions, error: unknown, itemIndex: number): Error {

@@ -30,7 +30,7 @@ export const FEED_FLAGS = [
 	'contentFields',
 ] as const;
 
-export type FeedFlag = (typeof FEED_FLAGS)[number];
+type FeedFlag = (typeof FEED_FLAGS)[number];
 
 export interface FeedFilters extends Partial<Record<FeedFlag, boolean>> {
 	contentId?: number;

@@ -26,7 +26,7 @@ export const REPORT_LABELS: Record<ReportType, string> = {
  * 1 + log2(seconds waited) while a report is never picked up later than it had already taken
  * (or 30 s).
  */
-export const FIRST_POLL_AFTER_MS = 1000;
+const FIRST_POLL_AFTER_MS = 1000;
 export const MAX_POLL_INTERVAL_MS = 30_000;
 
 export function nextPollOffsetMs(previousOffsetMs: number): number {
@@ -175,15 +175,17 @@ async function runReport(
 
 /**
  * The execute of a report submitted per input item: `filters` reads the item's filters
- * (undefined ones are not sent), the `flags` switched on under "Options" are added, then the
- * report runs with that item's wait options.
+ * (undefined ones are not sent), the `flagOptions` (the operation's own entries of
+ * `reportOptions`) switched on under "Options" are added, then the report runs with that
+ * item's wait options.
  */
 export async function runReportPerItem(
 	this: IExecuteFunctions,
 	reportType: ReportType,
-	flags: readonly string[],
+	flagOptions: readonly INodeProperties[],
 	filters: (this: IExecuteFunctions, itemIndex: number) => IDataObject,
 ): Promise<INodeExecutionData[]> {
+	const flags = flagOptions.map((option) => option.name);
 	return await runPerItem.call(this, async function (itemIndex) {
 		const given = Object.entries(filters.call(this, itemIndex)).filter(([, value]) => value !== undefined);
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;

@@ -2,6 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyMode
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isWildcardEvent } from './events';
+import { hintOnce } from './execute';
 
 /** Webhook subscription pieces shared by the webhook operations and list searches. */
 
@@ -30,11 +31,10 @@ export function maskSubscription(subscription: IDataObject): IDataObject {
  * does not mask them: the returned function says so once per execution, when a body sets one.
  */
 export function secretsShownHint(this: IExecuteFunctions): (body: IDataObject) => void {
-	let hinted = false;
+	const hint = hintOnce.call(this);
 	return (body) => {
-		if (hinted || (body.signing_key === undefined && body.auth_token === undefined)) return;
-		hinted = true;
-		this.addExecutionHints({
+		if (!SECRET_FIELDS.some((field) => body[field] !== undefined)) return;
+		hint({
 			type: 'info',
 			location: 'outputPane',
 			message:

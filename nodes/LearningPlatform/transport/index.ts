@@ -93,6 +93,8 @@ const TRANSIENT_NETWORK_CODES = new Set([
 	'UND_ERR_BODY_TIMEOUT',
 	'ERR_BAD_RESPONSE',
 ]);
+/** Network failures that some clients report only in the message, without a code. */
+const TRANSIENT_NETWORK_MESSAGE = /socket hang up|terminated|timeout/i;
 
 type AnyContext = LearningPlatformContext & {
 	getCredentials(type: string, itemIndex?: number): Promise<ICredentialDataDecryptedObject>;
@@ -146,11 +148,11 @@ export async function apiRequest<T = any>(
 		}
 	};
 
+	const cancelledError = (message: string) =>
+		new NodeApiError(ctx.getNode(), { message: 'Cancelled' }, { message, itemIndex });
 	const pause = async (ms: number) => {
 		await sleep(ms);
-		if (isCancelled()) {
-			throw new NodeApiError(ctx.getNode(), { message: 'Cancelled' }, { message: 'The execution was cancelled', itemIndex });
-		}
+		if (isCancelled()) throw cancelledError('The execution was cancelled');
 	};
 
 	let transientRetries = 0;
@@ -165,7 +167,7 @@ export async function apiRequest<T = any>(
 				onWait: (ms, reason) => log(`waiting ${ms} ms before ${method} ${root}${path} (${reason})`),
 			});
 		} catch (error) {
-			throw new NodeApiError(ctx.getNode(), { message: 'Cancelled' }, { message: (error as Error).message, itemIndex });
+			throw cancelledError((error as Error).message);
 		}
 
 		const requestOptions: IHttpRequestOptions = {
@@ -247,7 +249,7 @@ export async function apiRequest<T = any>(
 			// --- no answer at all
 			settleSlot(ticket);
 			const refused = facts.code === 'ECONNREFUSED';
-			const transient = refused || (facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) || /socket hang up|terminated|timeout/i.test(facts.message);
+			const transient = refused || (facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) || TRANSIENT_NETWORK_MESSAGE.test(facts.message);
 			if (transient && (refused || isIdempotent(method)) && transientRetries < MAX_TRANSIENT_RETRIES) {
 				transientRetries++;
 				const ms = backoff(transientRetries, 500, 8_000);
@@ -423,7 +425,7 @@ async function apiError(
 			case status !== undefined:
 				message = `The learning platform answered HTTP ${status}${server ? `: ${server}` : ''}`;
 				break;
-			case facts.code !== undefined || /socket hang up|terminated|timeout/i.test(facts.message): {
+			case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message): {
 				const code = facts.code ? ` (${facts.code})` : '';
 				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
 				description =

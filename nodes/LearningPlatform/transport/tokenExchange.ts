@@ -45,7 +45,7 @@ export interface RotatedPair extends IDataObject {
 const DEFAULT_LIFETIME_S = 86_400;
 const EXCHANGE_TIMEOUT_MS = 60_000;
 /** How long a refusal (401) of a token is remembered: it is not sent again meanwhile. */
-export const REFUSAL_MEMORY_MS = 60_000;
+const REFUSAL_MEMORY_MS = 60_000;
 /**
  * After a refusal, the reloaded credential may still hold the refused token for a moment while
  * the process that rotated it stores the new pair; until then the caller is told to retry.

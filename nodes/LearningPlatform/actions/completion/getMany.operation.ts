@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
+import { hintOnce, runPerItem } from '../../helpers/execute';
 import type { FeedFilters } from '../../helpers/feed';
 import { FEED_FLAGS, feedContentTypeFilter, feedFlagOptions, toFeedTimestamp, walkFeed } from '../../helpers/feed';
 import { enabledFlags, readLimit, returnAllAndLimit } from '../../helpers/fields';
@@ -69,7 +69,7 @@ const displayOptions = { show: { resource: ['completion'], operation: ['getMany'
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	let moreAvailableHinted = false;
+	const hintMoreAvailable = hintOnce.call(this);
 	return await runPerItem.call(this, async function (itemIndex) {
 		const limit = readLimit.call(this, itemIndex);
 		const rawUpdatedSince = this.getNodeParameter('updatedSince', itemIndex, '') as unknown;
@@ -108,9 +108,8 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			});
 		}
 
-		if (limit !== undefined && !result.reachedEnd && !moreAvailableHinted) {
-			moreAvailableHinted = true;
-			this.addExecutionHints({
+		if (limit !== undefined && !result.reachedEnd) {
+			hintMoreAvailable({
 				type: 'info',
 				location: 'outputPane',
 				message: `Stopped at the limit of ${limit} records; the feed has more. Turn on "Return All", or continue in a later run with "Start From Cursor" (Options → "Output Sync State" gives the cursor).`,

@@ -5,6 +5,8 @@ import { showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
 
+const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
+
 const properties: INodeProperties[] = [
 	{
 		displayName: 'User ID or Content ID is required (at least one of the two)',
@@ -57,7 +59,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	reportOptions(userFieldsOption, showSuspendedOption),
+	reportOptions(...flagOptions),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };
@@ -65,7 +67,7 @@ const displayOptions = { show: { resource: ['report'], operation: ['getActivityC
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(this, 'activitycompletions', ['showSuspended', 'userFields'], function (itemIndex) {
+	return await runReportPerItem.call(this, 'activitycompletions', flagOptions, function (itemIndex) {
 		const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
 		const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
 		// The server would answer "Failed" only after a request; say it before spending one.

@@ -5,6 +5,19 @@ import { contentFieldsOption, showSuspendedOption, userFieldsOption } from '../.
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
 
+const flagOptions: INodeProperties[] = [
+	contentFieldsOption,
+	{
+		displayName: 'Include Custom Session Fields',
+		name: 'sessionFields',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to add the session\'s custom fields as a "sessiondata" object',
+	},
+	userFieldsOption,
+	showSuspendedOption,
+];
+
 const properties: INodeProperties[] = [
 	{
 		displayName: 'Filters',
@@ -22,18 +35,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	reportOptions(
-		contentFieldsOption,
-		{
-			displayName: 'Include Custom Session Fields',
-			name: 'sessionFields',
-			type: 'boolean',
-			default: false,
-			description: 'Whether to add the session\'s custom fields as a "sessiondata" object',
-		},
-		userFieldsOption,
-		showSuspendedOption,
-	),
+	reportOptions(...flagOptions),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getAttendance'] } };
@@ -41,8 +43,7 @@ const displayOptions = { show: { resource: ['report'], operation: ['getAttendanc
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	const flags = ['showSuspended', 'userFields', 'contentFields', 'sessionFields'];
-	return await runReportPerItem.call(this, 'attendance', flags, function (itemIndex) {
+	return await runReportPerItem.call(this, 'attendance', flagOptions, function (itemIndex) {
 		return { contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex) };
 	});
 }

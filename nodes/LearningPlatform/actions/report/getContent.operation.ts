@@ -5,6 +5,8 @@ import { contentTypeOptions } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
 
+const flagOptions: INodeProperties[] = [];
+
 const properties: INodeProperties[] = [
 	{
 		displayName: 'Filters',
@@ -30,7 +32,7 @@ const properties: INodeProperties[] = [
 			},
 		],
 	},
-	reportOptions(),
+	reportOptions(...flagOptions),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getContent'] } };
@@ -38,7 +40,7 @@ const displayOptions = { show: { resource: ['report'], operation: ['getContent']
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(this, 'content', [], function (itemIndex) {
+	return await runReportPerItem.call(this, 'content', flagOptions, function (itemIndex) {
 		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		return {
 			contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
