@@ -19,6 +19,7 @@ import {
 	installDemo,
 	installSignalHandlers,
 	log,
+	N8N_VERSION,
 	PortInUseError,
 	startQueueStack,
 	startStack,
@@ -127,23 +128,29 @@ function encryptionKey(stateDir: string): string {
 	return key;
 }
 
+/** The queue-mode stack when `--queue` started one. */
+function queueStackOf(stack: Stack): QueueStack | undefined {
+	return 'workers' in stack ? (stack as QueueStack) : undefined;
+}
+
 function banner(stack: Stack, options: Options, startedIn: number): string {
 	const sandbox = stack.sandbox!;
+	const queue = queueStackOf(stack);
 	const n8nUrl = `http://${options.host === '0.0.0.0' ? '127.0.0.1' : options.host}:${stack.ports.n8n}`;
 	const lines = [
 		'',
 		'==================================================================================',
-		` n8n ${'2.40.7'} with n8n-nodes-learning-platform is running (ready in ${formatMs(startedIn)})`,
+		` n8n ${N8N_VERSION} with n8n-nodes-learning-platform is running (ready in ${formatMs(startedIn)})`,
 		'',
 		` n8n editor      ${n8nUrl}`,
 		` login           ${stack.owner.email} / ${stack.owner.password}`,
 		` sandbox API     ${sandbox.url}   (tenancy ${sandbox.tenancyId}, API user ${sandbox.username})`,
 		` webhooks (TLS)  ${stack.webhookBaseUrl}   (self-signed; the sandbox trusts its CA)`,
 		` credential      "Learning Platform (sandbox)"`,
-		...('workers' in stack
+		...(queue
 			? [
-					` queue mode      ${(stack as QueueStack).workers.length} workers (${(stack as QueueStack).workers.map((w) => `${w.name}: ${w.url}/healthz`).join(', ')})`,
-					`                 Redis 127.0.0.1:${(stack as QueueStack).redis.port}, PostgreSQL 127.0.0.1:${(stack as QueueStack).postgres.port} (database n8n, user n8n)`,
+					` queue mode      ${queue.workers.length} workers (${queue.workers.map((w) => `${w.name}: ${w.url}/healthz`).join(', ')})`,
+					`                 Redis 127.0.0.1:${queue.redis.port}, PostgreSQL 127.0.0.1:${queue.postgres.port} (database n8n, user n8n)`,
 					`                 which worker ran what: grep 'Worker started execution' ${path.join(options.stateDir, 'logs')}/n8n-worker-*.log`,
 				]
 			: []),
@@ -210,7 +217,7 @@ async function main(): Promise<void> {
 	// Stay up; if n8n or the sandbox API dies on its own, say so and stop the rest.
 	const died = await Promise.race([
 		stack.main.proc!.exited.then(() => `n8n (log: ${stack.main.logFile})`),
-		...('workers' in stack ? (stack as QueueStack).workers.map((w) => w.proc!.exited.then(() => `${w.name} (log: ${w.logFile})`)) : []),
+		...(queueStackOf(stack)?.workers ?? []).map((w) => w.proc!.exited.then(() => `${w.name} (log: ${w.logFile})`)),
 		stack.sandbox!.process.exited.then(() => `the sandbox API (log: ${path.join(options.stateDir, 'logs', 'sandbox-api.log')})`),
 	]);
 	if (stopping) return new Promise<never>(() => undefined); // Ctrl-C: the signal handler exits

@@ -8,7 +8,6 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-import type { RequestLogEntry } from '../../sandbox/client';
 import { SandboxClient } from '../../sandbox/client';
 import { freePort } from '../../scripts/n8n/ports';
 import { startSandboxApi, type SandboxApi } from '../../scripts/n8n/sandbox-api';
@@ -44,6 +43,11 @@ export interface RowResult {
 	durationMs: number;
 	/** the row could not run (the error) */
 	error?: string;
+}
+
+/** The result of a row that could not run: no metrics, only the error (and any notes so far). */
+export function failedResult(row: { id: string; title: string; mode: string; notes?: string[] }, startedAt: number, error: unknown): RowResult {
+	return { id: row.id, title: row.title, mode: row.mode, settings: {}, metrics: [], notes: row.notes ?? [], durationMs: Date.now() - startedAt, error: errorText(error) };
 }
 
 export function metric(name: string, value: number | string | null, display: string, target?: { text: string; pass: boolean }): Metric {
@@ -94,13 +98,8 @@ export async function startBenchSandbox(options: { rateLimitPerMinute: number; d
 }
 
 /** A fresh API user (own rate-limit bucket, own keys) and the credential n8n would store for it. */
-export async function newApiUser(sandbox: BenchSandbox, name: string): Promise<{ username: string; credentials: CredentialStore }> {
-	const { username, credentials } = await newSandboxUser(sandbox, `bench-${name}-${process.pid}`);
-	return { username, credentials };
-}
-
-export async function requestsOf(sandbox: BenchSandbox, username: string, pathPart?: string): Promise<RequestLogEntry[]> {
-	return await sandbox.control.requests({ username, ...(pathPart ? { path: pathPart } : {}) });
+export function newApiUser(sandbox: BenchSandbox, name: string): Promise<{ username: string; credentials: CredentialStore }> {
+	return newSandboxUser(sandbox, `bench-${name}-${process.pid}`);
 }
 
 // ------------------------------------------------------------------------------------------
@@ -133,7 +132,7 @@ export function mib(bytes: number): string {
 	return `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export { sleep } from '../../sandbox/util';
 
 /** Samples the RSS of this process every `everyMs` until stopped; returns the peak seen. */
 export function rssSampler(everyMs = 20): { stop(): number } {

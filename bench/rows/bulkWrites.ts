@@ -25,7 +25,7 @@
 import { executeNode } from '../../test/support/n8n';
 import type { RowOptions } from '../run';
 import {
-	errorText,
+	failedResult,
 	fixed,
 	httpTap,
 	mean,
@@ -147,7 +147,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'bulk', title, mode: 'in-process', settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'bulk', title, mode: 'in-process' }, t0, error);
 	} finally {
 		await sandbox.stop();
 	}

@@ -16,7 +16,7 @@
  * persist what it returns).
  */
 import { executeNode } from '../../test/support/n8n';
-import { errorText, metric, newApiUser, progress, startBenchSandbox, type RowResult } from '../lib/common';
+import { errorText, failedResult, metric, newApiUser, progress, startBenchSandbox, type RowResult } from '../lib/common';
 import { LearningPlatform } from '../lib/nodes';
 
 const EXECUTIONS = 50;
@@ -87,7 +87,7 @@ export async function run(): Promise<RowResult> {
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'concurrency', title, mode: 'in-process', settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'concurrency', title, mode: 'in-process' }, t0, error);
 	} finally {
 		await sandbox.stop();
 	}

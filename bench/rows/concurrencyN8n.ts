@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 
 import { nodeOutput } from '../../scripts/n8n/client';
 import { sandboxCredential } from '../../scripts/n8n/sandbox-api';
-import { errorText, metric, progress, type RowResult } from '../lib/common';
+import { errorText, failedResult, metric, progress, type RowResult } from '../lib/common';
 import { REAL_N8N_MODE, realN8n, realN8nSandbox } from '../lib/realN8n';
 
 const EXECUTIONS = 50;
@@ -112,6 +112,6 @@ export async function run(): Promise<RowResult> {
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'concurrency-n8n', title, mode: REAL_N8N_MODE, settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'concurrency-n8n', title, mode: REAL_N8N_MODE }, t0, error);
 	}
 }

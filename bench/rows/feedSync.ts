@@ -19,13 +19,13 @@ import { LearningPlatform } from '../lib/nodes';
 import { executeNode } from '../../test/support/n8n';
 import {
 	errorText,
+	failedResult,
 	fixed,
 	median,
 	metric,
 	mib,
 	newApiUser,
 	progress,
-	requestsOf,
 	rssSampler,
 	seconds,
 	startBenchSandbox,
@@ -162,7 +162,7 @@ export async function run(): Promise<RowResult> {
 			if (result.error) throw result.error;
 			nodeTimes.push(nodeMs);
 			nodeRecords = result.output[0]?.length ?? 0;
-			const log = await requestsOf(sandbox, username);
+			const log = await sandbox.control.requests({ username });
 			nodeRequests = log.filter((r) => r.path.includes('/completions')).length;
 			failed += log.filter((r) => r.status !== 200).length;
 			progress(`feed: run ${i}/${RUNS}: node ${nodeRecords} records, ${nodeRequests} requests, ${seconds(nodeMs)}, peak RSS so far ${mib(peakRss)}`);
@@ -231,7 +231,7 @@ export async function run(): Promise<RowResult> {
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'feed', title: 'Feed sync: 100,000 records, Return All', mode: 'in-process', settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'feed', title: 'Feed sync: 100,000 records, Return All', mode: 'in-process' }, t0, error);
 	} finally {
 		await sandbox.stop();
 	}

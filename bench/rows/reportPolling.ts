@@ -10,9 +10,10 @@
  *
  * The sandbox's rate limit stays at the real 60/min: a handful of requests per report.
  */
+import { MAX_POLL_INTERVAL_MS, nextPollOffsetMs } from '../../nodes/LearningPlatform/helpers/reports';
 import { executeNode } from '../../test/support/n8n';
 import type { RowOptions } from '../run';
-import { errorText, fixed, httpTap, metric, newApiUser, progress, requestsOf, seconds, startBenchSandbox, type Metric, type RowResult } from '../lib/common';
+import { failedResult, fixed, httpTap, metric, newApiUser, progress, seconds, startBenchSandbox, type Metric, type RowResult } from '../lib/common';
 import { LearningPlatform } from '../lib/nodes';
 
 const RATE_LIMIT = 60;
@@ -61,7 +62,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			const records = result.output[0]?.length ?? 0;
 
 			// polls counted by the server; times taken on the client (the server log has whole seconds)
-			const serverLog = (await requestsOf(sandbox, username, '/content')).filter((r) => r.method === 'GET');
+			const serverLog = (await sandbox.control.requests({ username, path: '/content' })).filter((r) => r.method === 'GET');
 			const serverPolls = serverLog.filter((r) => 'requestid' in r.query).length;
 			const sent = tap.requests.filter((r) => r.path.includes('/content'));
 			const submit = sent.find((r) => !r.path.includes('requestid='));
@@ -99,14 +100,14 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			metrics,
 			notes: [
 				...notes,
-				'the node polls after 0.75 s, then ×1.6 each time, capped at 10 s (nodes/LearningPlatform/helpers/reports.ts POLL_*)',
+				`the node polls ${seconds(nextPollOffsetMs(0), 0)} after the submission, then at twice the time already waited, at most ${seconds(MAX_POLL_INTERVAL_MS, 0)} apart (nodes/LearningPlatform/helpers/reports.ts nextPollOffsetMs)`,
 				`the two targets pull against each other for a poller that cannot know the ready time (the API gives no hint): keeping the extra latency within max(1 s, 10 %) for every ready time needs at least ${delays.map((d) => `${pollsForLatencyTarget(d)} by ${d} s`).join(', ')} polls, against poll targets of ${delays.map((d) => fixed(2 + Math.log2(d), 1)).join(', ')}`,
 				...(options.quick ? ['--quick: the 30 s report was skipped'] : []),
 			],
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'reports', title, mode: 'in-process', settings: {}, metrics: [], notes: [], durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'reports', title, mode: 'in-process' }, t0, error);
 	} finally {
 		await sandbox.stop();
 	}

@@ -42,6 +42,7 @@ import { runHook, runWebhook } from '../../test/support/n8n';
 import type { RowOptions } from '../run';
 import {
 	errorText,
+	failedResult,
 	fixed,
 	metric,
 	newApiUser,
@@ -394,7 +395,7 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return { id: 'trigger', title, mode: receiver?.mode ?? '', settings: {}, metrics: [], notes, durationMs: Date.now() - t0, error: errorText(error) };
+		return failedResult({ id: 'trigger', title, mode: receiver?.mode ?? '', notes }, t0, error);
 	} finally {
 		await receiver?.close().catch(() => undefined);
 	}

@@ -149,7 +149,7 @@ export class N8nClient {
 		return (result.json as Array<{ name: string }>).map((n) => n.name);
 	}
 
-	// ----- workflows and credentials (public API) -----
+	// ----- workflows (public API) -----
 
 	async getWorkflow(id: string): Promise<{ id: string; name: string; active: boolean; staticData?: unknown; nodes: unknown[] } | undefined> {
 		const result = await this.api<{ id: string; name: string; active: boolean; nodes: unknown[] }>('GET', `/workflows/${id}`, undefined, { allow: [404] });
@@ -201,10 +201,6 @@ export class N8nClient {
 		}
 	}
 
-	async createCredential(credential: { name: string; type: string; data: Record<string, unknown> }): Promise<{ id: string }> {
-		return this.api('POST', '/credentials', credential);
-	}
-
 	// ----- executions -----
 
 	/** Executions (newest first), following the cursor; `includeData` adds the run data. */
@@ -230,13 +226,28 @@ export class N8nClient {
 		return this.api('GET', `/executions/${id}?includeData=${includeData}`);
 	}
 
-	/** Waits until the workflow has at least `count` finished executions; returns them with data. */
-	async waitForExecutions(workflowId: string, count: number, timeoutMs = 60_000, intervalMs = 500): Promise<ExecutionSummary[]> {
+	/**
+	 * Waits until the workflow has at least `count` finished executions and returns them, with their
+	 * run data unless `includeData` is false. The polls go without data, which can be large for
+	 * many executions; the data is fetched once, when enough have finished.
+	 */
+	async waitForExecutions(
+		workflowId: string,
+		count: number,
+		timeoutMs = 60_000,
+		options: { includeData?: boolean; intervalMs?: number } = {},
+	): Promise<ExecutionSummary[]> {
+		const { includeData = true, intervalMs = 500 } = options;
+		const finished = (executions: ExecutionSummary[]) => executions.filter((e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting');
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
-			const executions = await this.listExecutions({ workflowId, includeData: true });
-			const done = executions.filter((e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting');
-			if (done.length >= count) return done;
+			const executions = await this.listExecutions({ workflowId });
+			const done = finished(executions);
+			if (done.length >= count) {
+				if (!includeData) return done;
+				const withData = finished(await this.listExecutions({ workflowId, includeData: true }));
+				if (withData.length >= count) return withData;
+			}
 			if (Date.now() > deadline) {
 				throw new Error(`workflow ${workflowId}: ${done.length}/${count} finished executions after ${timeoutMs} ms (statuses: ${executions.map((e) => e.status).join(',') || 'none'})`);
 			}

@@ -7,7 +7,7 @@ import type { CredentialImport, WorkflowJson } from './n8n';
 import { REPO_ROOT } from './paths';
 import type { Stack } from './stack';
 
-export const DEMO_DIR = path.join(REPO_ROOT, 'demo');
+const DEMO_DIR = path.join(REPO_ROOT, 'demo');
 
 export interface DemoCredentialValues {
 	baseUrl: string;
@@ -33,12 +33,6 @@ export function demoWorkflows(): WorkflowJson[] {
 		.filter((f) => f.endsWith('.json'))
 		.sort()
 		.map((f) => JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as WorkflowJson);
-}
-
-/** The webhook trigger's production URL in a workflow (n8n: `<WEBHOOK_URL>webhook/<webhookId>/<path>`). */
-export function triggerWebhookUrl(webhookBaseUrl: string, workflow: WorkflowJson, path = 'webhook'): string | undefined {
-	const node = workflow.nodes.find((n) => typeof n.webhookId === 'string' && String(n.type).endsWith('.learningPlatformTrigger'));
-	return node ? `${webhookBaseUrl.replace(/\/?$/, '/')}webhook/${String(node.webhookId)}/${path}` : undefined;
 }
 
 export const DEMO_CREDENTIAL_ID = 'LpDemoCredential';

@@ -189,13 +189,14 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 				npmWithProgress(paths, ['install', `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], 'installing n8n', env),
 			);
 		}
-		if (!(await sqliteLoads(paths))) {
+		// Each check starts Node 24, so a result is kept until something changes the binary.
+		let sqliteOk = await sqliteLoads(paths);
+		if (!sqliteOk) {
 			const prebuilt = await sqlitePrebuild;
-			if (prebuilt && installPrebuiltSqlite(paths, prebuilt) && (await sqliteLoads(paths))) {
-				log(`sqlite3 ${SQLITE3_VERSION}: using the binary built alongside the install`);
-			}
+			sqliteOk = Boolean(prebuilt && installPrebuiltSqlite(paths, prebuilt) && (await sqliteLoads(paths)));
+			if (sqliteOk) log(`sqlite3 ${SQLITE3_VERSION}: using the binary built alongside the install`);
 		}
-		if (!(await sqliteLoads(paths))) {
+		if (!sqliteOk) {
 			await step('rebuild sqlite3 for Node 24 (1-2 min)', () => npmWithProgress(paths, ['rebuild', 'sqlite3', '--foreground-scripts'], 'building sqlite3', env));
 			if (!(await sqliteLoads(paths))) throw new Error(`sqlite3 still does not load under Node ${NODE_MAJOR} after the rebuild (see ${paths.n8nDir}/install.log)`);
 		}

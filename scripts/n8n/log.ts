@@ -3,11 +3,7 @@
 
 const startedAt = Date.now();
 
-let quiet = process.env.LP_HARNESS_QUIET === '1';
-
-export function setQuiet(value: boolean): void {
-	quiet = value;
-}
+const quiet = process.env.LP_HARNESS_QUIET === '1';
 
 function stamp(): string {
 	return `+${((Date.now() - startedAt) / 1000).toFixed(1).padStart(6)}s`;
@@ -24,7 +20,7 @@ export interface StepTiming {
 }
 
 /** Every step run in this process, in order (the e2e suite prints them at the end). */
-export const timings: StepTiming[] = [];
+const timings: StepTiming[] = [];
 
 export function formatMs(ms: number): string {
 	return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;

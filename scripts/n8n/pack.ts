@@ -107,7 +107,7 @@ export async function installTarball(tarball: string, nodesDir: string): Promise
 }
 
 /** package.json inside a packed tarball (read with the `tar` CLI). */
-export async function tarballManifest(tarball: string): Promise<{ name: string; version: string; n8n?: { nodes?: string[]; credentials?: string[] } }> {
+async function tarballManifest(tarball: string): Promise<{ name: string; version: string; n8n?: { nodes?: string[]; credentials?: string[] } }> {
 	const { stdout } = await runChecked('tar', ['-xzOf', tarball, 'package/package.json'], { name: 'tar' });
 	return JSON.parse(stdout);
 }

@@ -38,13 +38,6 @@ export async function freePort(): Promise<number> {
 	throw new Error('no free port found');
 }
 
-/** Several distinct free ports. */
-export async function freePorts(count: number): Promise<number[]> {
-	const ports: number[] = [];
-	for (let i = 0; i < count; i++) ports.push(await freePort());
-	return ports;
-}
-
 export class PortInUseError extends Error {}
 
 /** Throws a clear message naming the port, what it is for and how to choose another one. */

@@ -193,10 +193,6 @@ export async function cleanupAll(): Promise<void> {
 	}
 }
 
-export function liveProcesses(): ManagedProcess[] {
-	return [...live];
-}
-
 let exitHookInstalled = false;
 function installExitHook(): void {
 	if (exitHookInstalled) return;

@@ -63,8 +63,6 @@ export interface TlsFront {
 	certificates: Certificates;
 	/** Every request proxied, in order (for assertions: "the delivery came through the front"). */
 	requests: FrontRequest[];
-	/** Points the front at another upstream port (a restarted n8n). */
-	setTarget(port: number): void;
 	/** Holds n8n's answers back this long before passing them on (a slow network or n8n); 0 = off. */
 	delayResponses(ms: number): void;
 	close(): Promise<void>;
@@ -72,7 +70,7 @@ export interface TlsFront {
 
 /** An https reverse proxy on 127.0.0.1:`port` to http://127.0.0.1:`targetPort`, streaming both ways. */
 export async function startTlsFront(options: { port: number; targetPort: number; certificates: Certificates; host?: string }): Promise<TlsFront> {
-	let targetPort = options.targetPort;
+	const targetPort = options.targetPort;
 	let responseDelayMs = 0;
 	const requests: FrontRequest[] = [];
 	const server = https.createServer({ key: options.certificates.keyPem, cert: options.certificates.certPem }, (req, res) => {
@@ -123,9 +121,6 @@ export async function startTlsFront(options: { port: number; targetPort: number;
 		url: `https://127.0.0.1:${port}`,
 		certificates: options.certificates,
 		requests,
-		setTarget(newPort) {
-			targetPort = newPort;
-		},
 		delayResponses(ms) {
 			responseDelayMs = ms;
 		},

@@ -81,16 +81,8 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		return stack.client.listExecutions({ workflowId });
 	}
 
-	async function waitFinished(workflowId: string, count: number, timeoutMs: number): Promise<ExecutionSummary[]> {
-		const deadline = Date.now() + timeoutMs;
-		for (;;) {
-			const all = await executionsOf(workflowId);
-			const done = all.filter((e) => !['running', 'new', 'waiting'].includes(e.status));
-			if (done.length >= count) return done;
-			if (Date.now() > deadline) throw new Error(`workflow ${workflowId}: ${done.length}/${count} finished after ${timeoutMs} ms (${all.map((e) => e.status).join(',')})`);
-			await sleep(1000);
-		}
-	}
+	const waitFinished = (workflowId: string, count: number, timeoutMs: number) =>
+		stack.client.waitForExecutions(workflowId, count, timeoutMs, { includeData: false, intervalMs: 1000 });
 
 	beforeAll(async () => {
 		stack = await startQueueStack({ name: 'e2e-queue', sandbox: true, workers: 2, concurrency: 10 });
