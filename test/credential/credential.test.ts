@@ -13,7 +13,7 @@ import type { ICredentialTestFunctions, IHttpRequestOptions } from 'n8n-workflow
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
 import { testLearningPlatformCredential, USER_AGENT } from '../../nodes/LearningPlatform/transport';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { exchangeElsewhere, newCredential } from '../transport/helpers';
+import { exchangeElsewhere, newCredential, withPair } from '../transport/helpers';
 
 const repo = resolve(__dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { name: string; version: string };
@@ -121,12 +121,7 @@ describe('credential test (function, testedBy)', () => {
 	test('stored live API key: used on a cheap read, no exchange', async () => {
 		const { data, username, refreshToken } = await newCredential(sb, 'ct-live');
 		const grant = await exchangeElsewhere(sb, username, refreshToken);
-		const stored = {
-			...data,
-			refreshToken: grant.json.refresh_token,
-			apiKey: grant.json.api_key,
-			apiKeyExpiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-		};
+		const stored = withPair(data, grant.json);
 		const result = await test_(stored);
 		expect(result).toEqual({ status: 'OK', message: expect.stringMatching(/stored API key works/) });
 		expect(result.message).not.toContain(grant.json.api_key);

@@ -11,10 +11,9 @@ import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.crede
 import { AUTH_FAILURE } from '../../nodes/LearningPlatform/transport/errors';
 import { REFUSAL_GRACE_MS } from '../../nodes/LearningPlatform/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { exchangeElsewhere, newCredential, roots, rawGet, Secrets } from '../transport/helpers';
+import { exchangeElsewhere, newCredential, roots, rawGet } from '../transport/helpers';
 
 let sb: SandboxHandle;
-const secrets = new Secrets();
 const credentialType = new LearningPlatformApi();
 
 const helpers: IHttpRequestHelper = {
@@ -41,10 +40,8 @@ afterAll(async () => {
 
 test('one exchange rotates both values; preAuthentication returns the new pair and its expiry', async () => {
 	const { data, username, refreshToken } = await newCredential(sb, 'x-rotate');
-	secrets.add(refreshToken);
 	const before = Date.now();
 	const pair = await preAuthenticate(data);
-	secrets.add(pair.apiKey as string, pair.refreshToken as string);
 
 	const live = await sb.control.auth(username);
 	expect(pair).toEqual({ apiKey: live.api_key, refreshToken: live.refresh_token, apiKeyExpiresAt: expect.any(String) });
@@ -70,8 +67,7 @@ test('20 simultaneous callers with the same token share ONE exchange and all get
 
 test('a token this process already spent is never sent again nor answered from memory: stale failure', async () => {
 	const { data, username } = await newCredential(sb, 'x-stale');
-	const pair = await preAuthenticate({ ...data });
-	secrets.add(pair.apiKey as string, pair.refreshToken as string);
+	await preAuthenticate({ ...data });
 
 	const error = await preAuthenticate({ ...data }).then(
 		() => undefined,

@@ -9,7 +9,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { CredentialStore, executeNode } from '../support/n8n';
-import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, Secrets, type ProbePlan } from '../transport/helpers';
+import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, Secrets, withPair, type ProbePlan } from '../transport/helpers';
 
 /** A credential row that counts loads and can hand out an old snapshot (a caller that loaded early). */
 class InstrumentedStore extends CredentialStore {
@@ -70,8 +70,7 @@ test('rotation stores both new values; the old pair is dead afterwards', async (
 	// 1. new credential (empty API key): exchange before the first request
 	const first = await run(store, events);
 	expect(first.out[0].ok).toBe(true);
-	const live1 = await sb.control.auth(username);
-	secrets.add(live1.refresh_token, live1.api_key);
+	const live1 = await secrets.addLive(sb, username);
 	expect(store.writes).toHaveLength(1);
 	expect(store.data).toMatchObject({ refreshToken: live1.refresh_token, apiKey: live1.api_key });
 	expect(Date.parse(store.data.apiKeyExpiresAt as string)).toBeGreaterThan(Date.now() + 86_000_000);
@@ -82,8 +81,7 @@ test('rotation stores both new values; the old pair is dead afterwards', async (
 	await sb.control.expireApiKey(username);
 	const second = await run(store, events);
 	expect(second.out[0].ok).toBe(true);
-	const live2 = await sb.control.auth(username);
-	secrets.add(live2.refresh_token, live2.api_key);
+	const live2 = await secrets.addLive(sb, username);
 	expect(store.writes).toHaveLength(2);
 	expect(store.data).toMatchObject({ refreshToken: live2.refresh_token, apiKey: live2.api_key });
 	expect(live2.exchanges).toBe(2);
@@ -103,8 +101,7 @@ test('an API key past its stored expiry is not sent; the 401 refreshes it (no wa
 	await sb.control.clearRequests();
 	const { out } = await run(store, events);
 	expect(out[0].ok).toBe(true);
-	const after = await sb.control.auth(username);
-	secrets.add(after.refresh_token, after.api_key);
+	const after = await secrets.addLive(sb, username);
 	expect(after.exchanges).toBe(before.exchanges + 1);
 	expect(store.data).toMatchObject({ refreshToken: after.refresh_token, apiKey: after.api_key });
 	const seen = (await sb.control.requests({})).map((r) => `${r.path.split('/').pop()}:${r.authorization_kind}:${r.status}`);
@@ -128,8 +125,7 @@ test('20 concurrent callers: one exchange, all succeed (empty key, and server-ex
 	// many callers reached preAuthentication at once (shared the flight or were told "stale")
 	expect(jestSpy.mock.calls.length).toBeGreaterThan(1);
 	expect(b.out.filter((r) => r.ok)).toHaveLength(20);
-	const live = await sb.control.auth(username);
-	secrets.add(live.refresh_token, live.api_key);
+	const live = await secrets.addLive(sb, username);
 	expect(live.exchanges).toBe(2);
 	expect(live.failed_exchanges).toBe(0);
 	// every write of the second round stored the one new pair (shared in-flight result)
@@ -147,12 +143,7 @@ test('a late caller holding a spent token: auth error, nothing stored, succeeds 
 	// another process rotates T2 -> T3 and stores it
 	const other = await exchangeElsewhere(sb, username, t2.refreshToken as string);
 	secrets.add(other.json.refresh_token, other.json.api_key);
-	store.replace({
-		...t2,
-		refreshToken: other.json.refresh_token,
-		apiKey: other.json.api_key,
-		apiKeyExpiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-	});
+	store.replace(withPair(t2, other.json));
 	const writes = store.writes.length;
 	const exchangesBefore = (await sb.control.auth(username)).exchanges;
 	await sb.control.clearRequests();
@@ -185,13 +176,7 @@ test('another process rotated under us (our key and token both dead): retried wi
 	// the other process rotates but we have not seen its write yet (our next load is the old row)
 	const other = await exchangeElsewhere(sb, username, ours.refreshToken as string);
 	secrets.add(other.json.refresh_token, other.json.api_key);
-	const theirs = {
-		...ours,
-		refreshToken: other.json.refresh_token,
-		apiKey: other.json.api_key,
-		apiKeyExpiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-	};
-	store.replace(theirs);
+	store.replace(withPair(ours, other.json));
 	store.serveOnLoad(2, ours);
 	const writes = store.writes.length;
 

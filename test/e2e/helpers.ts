@@ -19,6 +19,7 @@ import {
 	type ExecutionSummary,
 	type SandboxUser,
 } from '../../scripts/n8n';
+import { roots } from '../sandbox/helpers';
 
 // jest reads `testTimeout` from the global config only, so the e2e project's 900 s in
 // jest.config.js does not reach the tests: set it here for every e2e file.
@@ -107,7 +108,7 @@ export function linearWorkflow(id: string, name: string, specs: NodeSpec[]): Wor
 	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export { sleep } from '../../sandbox/util';
 
 /** A fresh sandbox API user (isolation per test) imported into n8n as a credential with that id. */
 export async function importFreshCredentials(stack: Stack, ids: string[]): Promise<Map<string, SandboxUser>> {
@@ -122,7 +123,8 @@ export async function importFreshCredentials(stack: Stack, ids: string[]): Promi
 
 /** Presents a refresh token to the API's refresh endpoint (spec operation 1); returns the HTTP status. */
 export async function presentRefreshToken(user: SandboxUser, refreshToken: string): Promise<number> {
-	const url = `${user.base_url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${encodeURIComponent(user.tenancy_id)}/apikeys?username=${encodeURIComponent(user.username)}`;
+	const report = roots({ url: user.base_url, tenancyId: encodeURIComponent(user.tenancy_id) }).report;
+	const url = `${report}/apikeys?username=${encodeURIComponent(user.username)}`;
 	const response = await fetch(url, { headers: { authorization: `Bearer ${refreshToken}`, 'user-agent': 'lp-e2e-check', accept: 'application/json' } });
 	await response.text();
 	return response.status;

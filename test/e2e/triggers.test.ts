@@ -7,6 +7,7 @@
 import { createHmac } from 'node:crypto';
 import * as https from 'node:https';
 import { log, nodeOutput, type ExecutionSummary, type SandboxDelivery, type SandboxUser } from '../../scripts/n8n';
+import { waitFor } from '../sandbox/helpers';
 import { demoData, executionsSummary, importFreshCredentials, landed, linearWorkflow, sleep, TYPES, uniqueId, useStack } from './helpers';
 
 const parts = landed();
@@ -23,16 +24,6 @@ function postThroughFront(url: string, ca: string, body: string, headers: Record
 		request.on('error', reject);
 		request.end(body);
 	});
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 500): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await fn();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-		await sleep(intervalMs);
-	}
 }
 
 describeIf('triggers in real n8n', () => {
@@ -99,9 +90,10 @@ describeIf('triggers in real n8n', () => {
 			const simulated = await control.simulateCompletion({ userId: learner[0], contentId: 104 });
 			const completion = (simulated as { completion: { completionid: number; username: string } }).completion;
 			const delivery = await waitFor(
-				'the delivery',
 				async () => (await control.deliveries(hookUser().username)).find((d) => d.status_code === 200),
 				30_000,
+				'the delivery',
+				500,
 			);
 			firstDelivery = delivery;
 			expect(delivery.url).toBe(expectedUrl());
@@ -169,7 +161,6 @@ describeIf('triggers in real n8n', () => {
 			try {
 				await control.simulateCompletion({ userId: learner[1], contentId: 104 });
 				const attempts = await waitFor(
-					'a retried delivery',
 					async () => {
 						const mine = (await control.deliveries(hookUser().username)).filter((d) => d.event === 'Events\\Courses\\Completion_created');
 						const last = mine[mine.length - 1];
@@ -177,6 +168,8 @@ describeIf('triggers in real n8n', () => {
 						return sameEvent.length >= 2 ? sameEvent : undefined;
 					},
 					30_000,
+					'a retried delivery',
+					500,
 				);
 				expect(new Set(attempts.map((d) => d.body)).size).toBe(1);
 			} finally {
@@ -237,14 +230,14 @@ describeIf('triggers in real n8n', () => {
 
 			const firstBatch = [await simulate(learner[10], 107), await simulate(learner[11], 107), await simulate(learner[12], 108)];
 			const t0 = Date.now();
-			await waitFor('the first batch', async () => ((await emitted()).ids.length >= 3 ? true : undefined), 90_000, 2000);
+			await waitFor(async () => ((await emitted()).ids.length >= 3 ? true : undefined), 90_000, 'the first batch', 2000);
 			log(`polling trigger: first batch emitted ${((Date.now() - t0) / 1000).toFixed(1)} s after the changes`);
 
 			const secondBatch = [await simulate(learner[13], 109), await simulate(learner[14], 109)];
 			// A restart between polls: the cursor is in the workflow's static data, in the database.
 			await ctx.stack.main.restart();
 			await ctx.client.waitForPublication(pollWorkflowId, 'published');
-			await waitFor('the second batch', async () => ((await emitted()).ids.length >= 5 ? true : undefined), 90_000, 2000);
+			await waitFor(async () => ((await emitted()).ids.length >= 5 ? true : undefined), 90_000, 'the second batch', 2000);
 
 			// One more scheduled poll with nothing new must emit nothing.
 			await sleep(65_000);

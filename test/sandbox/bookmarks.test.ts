@@ -1,17 +1,12 @@
-import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { Api } from './helpers';
+import { useSandbox } from './helpers';
 
-let sb: SandboxHandle;
-let api: Api;
+const ctx = useSandbox();
 let learner: string;
 beforeAll(async () => {
-	sb = await startSandbox({ rateLimitPerMinute: 100_000 });
-	api = await Api.login(sb);
-	learner = (await sb.control.demo()).users[0].username;
+	learner = (await ctx.sb.control.demo()).users[0].username;
 });
-afterAll(() => sb.close());
 
-const post = (body: unknown) => api.send('POST', api.r.bookmark, body);
+const post = (body: unknown) => ctx.api.send('POST', ctx.api.r.bookmark, body);
 const MICROS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d+Z$/;
 
 describe('create bookmark (operation 5)', () => {

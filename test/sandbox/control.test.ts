@@ -2,81 +2,75 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { Api, http } from './helpers';
+import { startSandbox } from '../../sandbox';
+import { Api, http, roots, useSandbox, waitFor } from './helpers';
 
 jest.setTimeout(30_000);
 
-let sb: SandboxHandle;
-let api: Api;
-beforeAll(async () => {
-	sb = await startSandbox({ rateLimitPerMinute: 100_000 });
-	api = await Api.login(sb);
-});
-afterAll(() => sb.close());
-afterEach(() => sb.control.clearFaults());
+const ctx = useSandbox();
+afterEach(() => ctx.sb.control.clearFaults());
 
 describe('faults', () => {
 	it('http500 for exactly the next N matching requests, then normal again', async () => {
-		await sb.control.setFaults({ kind: 'http500', count: 2, pathPattern: '/completions$' });
-		const feed = `${api.r.report}/completions`;
-		expect((await api.get(`${api.r.webhook}/events`)).status).toBe(200); // other path: not matched
-		expect((await api.get(feed)).status).toBe(500);
-		expect((await api.get(feed)).status).toBe(500);
-		expect((await api.get(feed)).status).toBe(200);
-		expect((await sb.control.getFaults()).faults).toEqual([]);
+		await ctx.sb.control.setFaults({ kind: 'http500', count: 2, pathPattern: '/completions$' });
+		const feed = `${ctx.api.r.report}/completions`;
+		expect((await ctx.api.get(`${ctx.api.r.webhook}/events`)).status).toBe(200); // other path: not matched
+		expect((await ctx.api.get(feed)).status).toBe(500);
+		expect((await ctx.api.get(feed)).status).toBe(500);
+		expect((await ctx.api.get(feed)).status).toBe(200);
+		expect((await ctx.sb.control.getFaults()).faults).toEqual([]);
 	});
 
 	it('drop closes the connection without an answer; method filter applies', async () => {
-		await sb.control.setFaults({ kind: 'drop', count: 1, method: 'GET', pathPattern: '/webhooks/events' });
-		await expect(api.get(`${api.r.webhook}/events`)).rejects.toThrow();
-		expect((await api.get(`${api.r.webhook}/events`)).status).toBe(200);
+		await ctx.sb.control.setFaults({ kind: 'drop', count: 1, method: 'GET', pathPattern: '/webhooks/events' });
+		await expect(ctx.api.get(`${ctx.api.r.webhook}/events`)).rejects.toThrow();
+		expect((await ctx.api.get(`${ctx.api.r.webhook}/events`)).status).toBe(200);
 	});
 
 	it('http429 bursts carry Retry-After; delays delay; rate 0 never fires', async () => {
-		await sb.control.setFaults([
+		await ctx.sb.control.setFaults([
 			{ kind: 'delay', delayMs: 150, count: 1 },
 			{ kind: 'http429', count: 1 },
 			{ kind: 'http500', rate: 0 },
 		]);
 		const t = Date.now();
-		const res = await api.get(`${api.r.webhook}/events`);
+		const res = await ctx.api.get(`${ctx.api.r.webhook}/events`);
 		expect(Date.now() - t).toBeGreaterThanOrEqual(140);
 		expect(res.status).toBe(429);
 		expect(res.headers['retry-after']).toBe('1');
-		for (let i = 0; i < 5; i++) expect((await api.get(`${api.r.webhook}/events`)).status).toBe(200);
+		for (let i = 0; i < 5; i++) expect((await ctx.api.get(`${ctx.api.r.webhook}/events`)).status).toBe(200);
 	});
 
 	it('a rate between 0 and 1 hits roughly that share', async () => {
-		await sb.control.setFaults({ kind: 'http500', rate: 0.5, pathPattern: 'events' });
-		const statuses = await Promise.all(Array.from({ length: 60 }, () => api.get(`${api.r.webhook}/events`).then((r) => r.status)));
+		await ctx.sb.control.setFaults({ kind: 'http500', rate: 0.5, pathPattern: 'events' });
+		const statuses = await Promise.all(Array.from({ length: 60 }, () => ctx.api.get(`${ctx.api.r.webhook}/events`).then((r) => r.status)));
 		const fails = statuses.filter((s) => s === 500).length;
 		expect(fails).toBeGreaterThan(10);
 		expect(fails).toBeLessThan(50);
 	});
 
 	it('never applies to /__sandbox; invalid specs are 400', async () => {
-		await sb.control.setFaults({ kind: 'http500' });
-		expect((await http('GET', `${sb.url}/__sandbox/stats`)).status).toBe(200);
-		expect((await api.get(`${api.r.webhook}/events`)).status).toBe(500);
-		await sb.control.clearFaults();
-		expect((await http('PUT', `${sb.url}/__sandbox/faults`, { body: { kind: 'explode' } })).status).toBe(400);
-		expect((await http('PUT', `${sb.url}/__sandbox/faults`, { body: { kind: 'http500', rate: 2 } })).status).toBe(400);
+		await ctx.sb.control.setFaults({ kind: 'http500' });
+		expect((await http('GET', `${ctx.sb.url}/__sandbox/stats`)).status).toBe(200);
+		expect((await ctx.api.get(`${ctx.api.r.webhook}/events`)).status).toBe(500);
+		await ctx.sb.control.clearFaults();
+		expect((await http('PUT', `${ctx.sb.url}/__sandbox/faults`, { body: { kind: 'explode' } })).status).toBe(400);
+		expect((await http('PUT', `${ctx.sb.url}/__sandbox/faults`, { body: { kind: 'http500', rate: 2 } })).status).toBe(400);
 	});
 });
 
 describe('config, clock, generate, reset', () => {
 	it('GET/PATCH config validates keys and types', async () => {
-		const cfg = await sb.control.getConfig();
+		const cfg = await ctx.sb.control.getConfig();
 		expect(cfg).toMatchObject({ rateLimitPerMinute: 100_000, reportReadyAfterPolls: 2, feedVisibilityDelayMs: 0, deliveryMaxAttempts: 3 });
-		expect((await sb.control.setConfig({ deliveryBackoffMs: 50 })).deliveryBackoffMs).toBe(50);
-		expect((await http('PATCH', `${sb.url}/__sandbox/config`, { body: { nope: 1 } })).status).toBe(400);
-		expect((await http('PATCH', `${sb.url}/__sandbox/config`, { body: { rateLimitPerMinute: 'x' } })).status).toBe(400);
+		expect((await ctx.sb.control.setConfig({ deliveryBackoffMs: 50 })).deliveryBackoffMs).toBe(50);
+		expect((await http('PATCH', `${ctx.sb.url}/__sandbox/config`, { body: { nope: 1 } })).status).toBe(400);
+		expect((await http('PATCH', `${ctx.sb.url}/__sandbox/config`, { body: { rateLimitPerMinute: 'x' } })).status).toBe(400);
 	});
 
 	it('the clock moves forward on request', async () => {
-		const a = await sb.control.getClock();
-		const b = await sb.control.advanceClock(3_600_000);
+		const a = await ctx.sb.control.getClock();
+		const b = await ctx.sb.control.advanceClock(3_600_000);
 		expect(b.now - a.now).toBeGreaterThanOrEqual(3_600_000);
 		expect(b.now - a.now).toBeLessThan(3_605_000);
 	});
@@ -125,7 +119,7 @@ describe('config, clock, generate, reset', () => {
 		const other = await startSandbox({ quiet: true });
 		try {
 			const o = await Api.login(other);
-			const mine = (await api.get(`${api.r.report}/completions`, { limit: 100, updatedSince: '2024-01-01T00:00:00Z' })).json.data;
+			const mine = (await ctx.api.get(`${ctx.api.r.report}/completions`, { limit: 100, updatedSince: '2024-01-01T00:00:00Z' })).json.data;
 			const theirs = (await o.get(`${o.r.report}/completions`, { limit: 100, updatedSince: '2024-01-01T00:00:00Z' })).json.data;
 			expect(theirs).toEqual(mine);
 		} finally {
@@ -176,16 +170,12 @@ describe('command line', () => {
 		child.stderr.on('data', (d: Buffer) => (out += d.toString()));
 		const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
 		try {
-			const deadline = Date.now() + 20_000;
-			while (!/SANDBOX_READY (.+)\n/.test(out)) {
-				if (Date.now() > deadline) throw new Error(`no SANDBOX_READY line: ${out}`);
-				await new Promise((r) => setTimeout(r, 50));
-			}
-			const ready = JSON.parse(/SANDBOX_READY (.+)\n/.exec(out)![1]);
+			const line = await waitFor(async () => /SANDBOX_READY (.+)\n/.exec(out) ?? undefined, 20_000, () => `a SANDBOX_READY line: ${out}`, 50);
+			const ready = JSON.parse(line[1]);
 			expect(ready).toMatchObject({ url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/), tenancyId: 'acme-learning', username: 'n8n-integration', refreshToken: expect.any(String) });
 			expect(out).toContain(ready.refreshToken);
 			expect(out).toContain('/__sandbox');
-			const res = await http('GET', `${ready.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/acme-learning/apikeys?username=n8n-integration`, { token: ready.refreshToken });
+			const res = await http('GET', `${roots(ready).report}/apikeys?username=n8n-integration`, { token: ready.refreshToken });
 			expect(res.status).toBe(200);
 			expect(res.headers['x-ratelimit-limit']).toBe('7');
 		} finally {

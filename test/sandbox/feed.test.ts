@@ -1,15 +1,9 @@
-import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { Api, http } from './helpers';
+import { startSandbox } from '../../sandbox';
+import { Api, http, useSandbox } from './helpers';
 
-let sb: SandboxHandle;
-let api: Api;
-beforeAll(async () => {
-	sb = await startSandbox({ rateLimitPerMinute: 100_000 });
-	api = await Api.login(sb);
-});
-afterAll(() => sb.close());
+const ctx = useSandbox();
 
-const feed = (q: Record<string, string | number | boolean> = {}) => api.get(`${api.r.report}/completions`, q);
+const feed = (q: Record<string, string | number | boolean> = {}) => ctx.api.get(`${ctx.api.r.report}/completions`, q);
 const OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 const ZFORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const ALL = { includeEnrolments: true, showNotCompleted: true, showSuspended: true };
@@ -17,7 +11,7 @@ const ALL = { includeEnrolments: true, showNotCompleted: true, showSuspended: tr
 describe('record shape', () => {
 	let records: any[];
 	beforeAll(async () => {
-		records = (await api.walk({ limit: 500, ...ALL })).records;
+		records = (await ctx.api.walk({ limit: 500, ...ALL })).records;
 	});
 
 	it('walks a few thousand demo records, ordered by last change, oldest first, each once', () => {
@@ -59,35 +53,35 @@ describe('record shape', () => {
 		expect(res.json.data).toHaveLength(50);
 		expect(res.json.prev_page_url).toBeNull();
 		expect(typeof res.json.next_cursor).toBe('string');
-		const all = (await api.walk({ limit: 500 })).records;
+		const all = (await ctx.api.walk({ limit: 500 })).records;
 		expect(new Set(all.map((r) => r.completionstatus))).toEqual(new Set(['Completed', 'Viewed', 'Archived']));
 	});
 
 	it('includeEnrolments adds Course enrolments only; showNotCompleted adds Live Learning too', async () => {
-		const inc = (await api.walk({ limit: 500, includeEnrolments: true })).records;
+		const inc = (await ctx.api.walk({ limit: 500, includeEnrolments: true })).records;
 		const notDone = (r: any) => r.completionstatus === 'Enrolled' || r.completionstatus === 'In Progress';
 		expect(inc.filter(notDone).length).toBeGreaterThan(0);
 		expect(new Set(inc.filter(notDone).map((r) => r.contenttype))).toEqual(new Set(['Course']));
-		const snc = (await api.walk({ limit: 500, showNotCompleted: true })).records;
+		const snc = (await ctx.api.walk({ limit: 500, showNotCompleted: true })).records;
 		expect(new Set(snc.filter(notDone).map((r) => r.contenttype))).toEqual(new Set(['Course', 'Live Learning']));
 	});
 
 	it('suspended learners only with showSuspended', async () => {
-		const demo = await sb.control.demo();
+		const demo = await ctx.sb.control.demo();
 		const suspended = new Set(demo.users.filter((u) => u.suspended).map((u) => u.id));
 		expect(suspended.size).toBeGreaterThan(0);
-		const without = (await api.walk({ limit: 500, ...ALL, showSuspended: false })).records;
+		const without = (await ctx.api.walk({ limit: 500, ...ALL, showSuspended: false })).records;
 		expect(without.some((r) => suspended.has(r.userid))).toBe(false);
 		expect(records.some((r) => suspended.has(r.userid))).toBe(true);
 	});
 
 	it('filters by contentType (case-insensitive) and contentId; adds userdata and contentdata', async () => {
-		const ll = (await api.walk({ limit: 500, contentType: 'LIVE Learning', userFields: true, contentFields: true })).records;
+		const ll = (await ctx.api.walk({ limit: 500, contentType: 'LIVE Learning', userFields: true, contentFields: true })).records;
 		expect(ll.length).toBeGreaterThan(0);
 		expect(new Set(ll.map((r) => r.contenttype))).toEqual(new Set(['Live Learning']));
 		expect(ll[0].userdata).toEqual(expect.objectContaining({ Department: expect.any(String), 'Job title': expect.any(String) }));
 		expect(ll[0].contentdata).toEqual(expect.objectContaining({ Level: expect.any(String), 'Internal code': '' }));
-		const one = (await api.walk({ limit: 500, contentId: 101 })).records;
+		const one = (await ctx.api.walk({ limit: 500, contentId: 101 })).records;
 		expect(one.length).toBeGreaterThan(0);
 		expect(new Set(one.map((r) => r.contentid))).toEqual(new Set([101]));
 	});
@@ -95,23 +89,23 @@ describe('record shape', () => {
 
 describe('did-not-complete feature', () => {
 	it('`Did Not Complete` records appear only when the tenancy feature is on', async () => {
-		const off = (await api.walk({ limit: 500, ...ALL })).records;
+		const off = (await ctx.api.walk({ limit: 500, ...ALL })).records;
 		expect(off.some((r) => r.completionstatus === 'Did Not Complete')).toBe(false);
-		await sb.control.setConfig({ didNotCompleteEnabled: true });
+		await ctx.sb.control.setConfig({ didNotCompleteEnabled: true });
 		try {
-			const on = (await api.walk({ limit: 500, ...ALL })).records.filter((r) => r.completionstatus === 'Did Not Complete');
+			const on = (await ctx.api.walk({ limit: 500, ...ALL })).records.filter((r) => r.completionstatus === 'Did Not Complete');
 			expect(on.length).toBeGreaterThan(0);
 			expect(new Set(on.map((r) => r.contenttype))).toEqual(new Set(['Live Learning']));
 			expect(on.every((r) => r.timecompleted === '')).toBe(true);
 		} finally {
-			await sb.control.setConfig({ didNotCompleteEnabled: false });
+			await ctx.sb.control.setConfig({ didNotCompleteEnabled: false });
 		}
 	});
 });
 
 describe('cursor rules', () => {
 	it('next_cursor and next_page_url are null exactly when nothing lies beyond the page', async () => {
-		const all = (await api.walk({ limit: 500, contentId: 102 })).records;
+		const all = (await ctx.api.walk({ limit: 500, contentId: 102 })).records;
 		const n = all.length;
 		expect(n).toBeGreaterThan(3);
 		// a page that exactly ends the data: null
@@ -122,7 +116,7 @@ describe('cursor rules', () => {
 		// one short: a cursor, and the next page holds exactly the last record and ends
 		const short = await feed({ contentId: 102, limit: n - 1 });
 		expect(short.json.next_cursor).not.toBeNull();
-		const last = await http('GET', short.json.next_page_url, { token: api.apiKey });
+		const last = await http('GET', short.json.next_page_url, { token: ctx.api.apiKey });
 		expect(last.json.data.map((r: any) => r.completionid)).toEqual([all[n - 1].completionid]);
 		expect(last.json.next_cursor).toBeNull();
 		expect(last.json.next_page_url).toBeNull();
@@ -132,11 +126,11 @@ describe('cursor rules', () => {
 		const q = { limit: 7, updatedSince: '2024-03-01T00:00:00Z', contentType: 'course', showSuspended: true, includeEnrolments: true, userFields: true };
 		const first = await feed(q);
 		const u = new URL(first.json.next_page_url);
-		expect(`${u.origin}${u.pathname}`).toBe(`${api.r.report}/completions`);
+		expect(`${u.origin}${u.pathname}`).toBe(`${ctx.api.r.report}/completions`);
 		const params = Object.fromEntries(u.searchParams);
 		expect(params).toEqual({ ...Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)])), cursor: first.json.next_cursor });
 		// following it continues where the page ended, with the same filters
-		const second = await http('GET', first.json.next_page_url, { token: api.apiKey });
+		const second = await http('GET', first.json.next_page_url, { token: ctx.api.apiKey });
 		const third = await feed({ ...q, cursor: first.json.next_cursor });
 		expect(second.json).toEqual(third.json);
 		expect(second.json.data[0].lastupdated >= first.json.data[6].lastupdated).toBe(true);
@@ -152,7 +146,7 @@ describe('cursor rules', () => {
 	});
 
 	it('cursor and updatedSince intersect: the later position wins', async () => {
-		const all = (await api.walk({ limit: 500 })).records;
+		const all = (await ctx.api.walk({ limit: 500 })).records;
 		const early = await feed({ limit: 10 });
 		const earlyCursor = early.json.next_cursor;
 		const midTime = all[Math.floor(all.length / 2)].lastupdated;
@@ -168,9 +162,9 @@ describe('cursor rules', () => {
 	});
 
 	it('updatedSince keeps records changed at or after it', async () => {
-		const all = (await api.walk({ limit: 500 })).records;
+		const all = (await ctx.api.walk({ limit: 500 })).records;
 		const t = all[100].lastupdated;
-		const since = (await api.walk({ limit: 500, updatedSince: t })).records;
+		const since = (await ctx.api.walk({ limit: 500, updatedSince: t })).records;
 		expect(since.every((r) => r.lastupdated >= t)).toBe(true);
 		expect(since.length).toBe(all.filter((r) => r.lastupdated >= t).length);
 	});
@@ -217,14 +211,14 @@ describe('changes while walking', () => {
 		const first = await feed({ limit: 50 });
 		const moved = first.json.data[10];
 		const ahead = (await feed({ limit: 50, cursor: first.json.next_cursor })).json.data[5];
-		await sb.control.simulateRecordChange(moved.completionid);
-		await sb.control.simulateRecordChange(ahead.completionid);
+		await ctx.sb.control.simulateRecordChange(moved.completionid);
+		await ctx.sb.control.simulateRecordChange(ahead.completionid);
 		const rest = [];
-		let res = await http('GET', first.json.next_page_url, { token: api.apiKey });
+		let res = await http('GET', first.json.next_page_url, { token: ctx.api.apiKey });
 		for (;;) {
 			rest.push(...res.json.data);
 			if (!res.json.next_page_url) break;
-			res = await http('GET', res.json.next_page_url, { token: api.apiKey });
+			res = await http('GET', res.json.next_page_url, { token: ctx.api.apiKey });
 		}
 		const seen = [...first.json.data, ...rest].map((r: any) => r.completionid);
 		expect(seen.filter((id) => id === moved.completionid)).toHaveLength(2); // delivered twice
@@ -294,9 +288,9 @@ describe('changes while walking', () => {
 	});
 
 	it('re-enrolment archives the old record (same id) and creates a new id; deletions vanish silently', async () => {
-		const all = (await api.walk({ limit: 500 })).records;
+		const all = (await ctx.api.walk({ limit: 500 })).records;
 		const target = all.find((r) => r.contenttype === 'Course' && r.completionstatus === 'Completed');
-		const { archived, created } = await sb.control.simulateReEnrolment(target.completionid);
+		const { archived, created } = await ctx.sb.control.simulateReEnrolment(target.completionid);
 		expect(archived).toMatchObject({ completionid: target.completionid, completionstatus: 'Archived' });
 		expect(created.completionid).not.toBe(target.completionid);
 		expect(created).toMatchObject({ userid: target.userid, contentid: target.contentid, completionstatus: 'Enrolled', timestarted: '', timecompleted: '' });
@@ -309,11 +303,11 @@ describe('changes while walking', () => {
 		);
 
 		const victim = all[0].userid;
-		const { removed } = await sb.control.simulateUserDeletion(victim);
+		const { removed } = await ctx.sb.control.simulateUserDeletion(victim);
 		expect(removed.length).toBeGreaterThan(0);
-		const gone = await sb.control.simulateContentDeletion(401);
+		const gone = await ctx.sb.control.simulateContentDeletion(401);
 		expect(gone.removed.length).toBeGreaterThan(0);
-		const after = (await api.walk({ limit: 500, ...ALL })).records;
+		const after = (await ctx.api.walk({ limit: 500, ...ALL })).records;
 		expect(after.some((r) => r.userid === victim || r.contentid === 401)).toBe(false);
 		expect(after.some((r) => removed.includes(r.completionid))).toBe(false);
 	});

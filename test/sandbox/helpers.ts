@@ -1,6 +1,6 @@
 /** Shared helpers of the sandbox contract tests: raw HTTP over loopback with undici. */
 import { request } from 'undici';
-import type { SandboxHandle } from '../../sandbox';
+import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
 
 export const UA = 'sandbox-contract-tests/1.0';
 
@@ -46,7 +46,8 @@ export async function http<T = any>(
 let seq = 0;
 export const uniqueUser = (prefix = 'it') => `${prefix}-${process.pid}-${++seq}-${Date.now() % 100000}`;
 
-export const roots = (sb: SandboxHandle, tenancy = sb.tenancyId) => ({
+/** The API roots of any deployment (the e2e stack's too, not only a sandbox started here). */
+export const roots = (sb: Pick<SandboxHandle, 'url' | 'tenancyId'>, tenancy = sb.tenancyId) => ({
 	report: `${sb.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${tenancy}`,
 	bookmark: `${sb.url}/local/vendor_administration/index.php/api/1.2/bookmarks/${tenancy}`,
 	webhook: `${sb.url}/api/v2/${tenancy}/webhooks`,
@@ -112,14 +113,34 @@ export class Api {
 	}
 }
 
-export async function waitFor<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
+/** `what` may be a function, for a failure message that shows the state at the time-out. */
+export async function waitFor<T>(
+	fn: () => Promise<T | undefined | false>,
+	timeoutMs = 5000,
+	what: string | (() => string) = 'condition',
+	intervalMs = 20,
+): Promise<T> {
 	const deadline = Date.now() + timeoutMs;
 	for (;;) {
 		const v = await fn();
 		if (v) return v;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((r) => setTimeout(r, 20));
+		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
+		await new Promise((r) => setTimeout(r, intervalMs));
 	}
+}
+
+/**
+ * One sandbox per test file with a logged-in API user; `ctx` is filled in beforeAll. The high
+ * rate limit keeps the contract tests from pacing each other.
+ */
+export function useSandbox(options: SandboxOptions = {}): { sb: SandboxHandle; api: Api } {
+	const ctx = {} as { sb: SandboxHandle; api: Api };
+	beforeAll(async () => {
+		ctx.sb = await startSandbox({ rateLimitPerMinute: 100_000, ...options });
+		ctx.api = await Api.login(ctx.sb);
+	});
+	afterAll(() => ctx.sb.close());
+	return ctx;
 }
 
 import { readFileSync } from 'node:fs';

@@ -1,16 +1,10 @@
-import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { Api } from './helpers';
+import { startSandbox } from '../../sandbox';
+import { Api, useSandbox } from './helpers';
 
-let sb: SandboxHandle;
-let api: Api;
-beforeAll(async () => {
-	sb = await startSandbox({ rateLimitPerMinute: 100_000 });
-	api = await Api.login(sb);
-});
-afterAll(() => sb.close());
+const ctx = useSandbox();
 
 const OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
-const get = (name: string, q: Record<string, string | number | boolean>) => api.get(`${api.r.report}/${name}`, q);
+const get = (name: string, q: Record<string, string | number | boolean>) => ctx.api.get(`${ctx.api.r.report}/${name}`, q);
 
 describe('asynchronous rules', () => {
 	it('submit -> Processing + requestid; Complete on the 2nd poll (default); stays Complete with the same data', async () => {
@@ -44,7 +38,7 @@ describe('asynchronous rules', () => {
 	});
 
 	it('unknown requestid, or one of another API user or another report: Failed with errors.requestid', async () => {
-		const other = await Api.login(sb);
+		const other = await Api.login(ctx.sb);
 		const id = (await get('content', {})).json.requestid;
 		const theirs = await other.get(`${other.r.report}/content`, { requestid: id });
 		expect(theirs.json).toEqual({ status: 'Failed', requestid: id, errors: { requestid: [expect.any(String)] } });
@@ -63,7 +57,7 @@ describe('activity completions (operation 2)', () => {
 	});
 
 	it('records of one content, with userdata on request; activityId and contentType filter', async () => {
-		const data = await api.report('activitycompletions', { contentId: 101, userFields: true });
+		const data = await ctx.api.report('activitycompletions', { contentId: 101, userFields: true });
 		expect(data.length).toBeGreaterThan(10);
 		for (const r of data) {
 			expect(r).toEqual({
@@ -80,32 +74,32 @@ describe('activity completions (operation 2)', () => {
 			});
 		}
 		const act = data[0].activityid;
-		const one = await api.report('activitycompletions', { contentId: 101, activityId: act });
+		const one = await ctx.api.report('activitycompletions', { contentId: 101, activityId: act });
 		expect(one.length).toBeGreaterThan(0);
 		expect(one.every((r) => r.activityid === act && !('userdata' in r))).toBe(true);
 		const user = data[0].userid;
-		const mine = await api.report('activitycompletions', { userId: user, contentType: 'Live Learning' });
+		const mine = await ctx.api.report('activitycompletions', { userId: user, contentType: 'Live Learning' });
 		expect(mine.every((r) => r.userid === user && r.contenttype === 'Live Learning')).toBe(true);
 		const invalid = await get('activitycompletions', { userId: user, contentType: 'Video' });
 		expect(invalid.json.errors.contentType).toBeDefined();
 	});
 
 	it('suspended users only with showSuspended', async () => {
-		const demo = await sb.control.demo();
+		const demo = await ctx.sb.control.demo();
 		const suspended = new Set(demo.users.filter((u) => u.suspended).map((u) => u.id));
-		const rec = (await api.walk({ limit: 500, showSuspended: true })).records.find(
+		const rec = (await ctx.api.walk({ limit: 500, showSuspended: true })).records.find(
 			(r) => suspended.has(r.userid) && r.contenttype === 'Course' && r.completionstatus === 'Completed',
 		);
 		expect(rec).toBeDefined();
-		expect(await api.report('activitycompletions', { userId: rec.userid })).toEqual([]);
-		const shown = await api.report('activitycompletions', { userId: rec.userid, showSuspended: true });
+		expect(await ctx.api.report('activitycompletions', { userId: rec.userid })).toEqual([]);
+		const shown = await ctx.api.report('activitycompletions', { userId: rec.userid, showSuspended: true });
 		expect(shown.some((r) => r.contentid === rec.contentid)).toBe(true);
 	});
 });
 
 describe('attendance (operation 3)', () => {
 	it('Live Learning attendance with both statuses and session types; optional objects on request', async () => {
-		const plain = await api.report('attendance');
+		const plain = await ctx.api.report('attendance');
 		expect(plain.length).toBeGreaterThan(50);
 		expect(new Set(plain.map((r) => r.attendancestatus))).toEqual(new Set(['Attended', 'Did Not Attend']));
 		expect(new Set(plain.map((r) => r.sessiontype))).toEqual(new Set(['Face to Face', 'Virtual']));
@@ -118,7 +112,7 @@ describe('attendance (operation 3)', () => {
 			expect(r.sessionendtime > r.sessionstarttime).toBe(true);
 			expect(r.note === null || typeof r.note === 'string').toBe(true);
 		}
-		const rich = await api.report('attendance', { contentId: plain[0].contentid, userFields: true, contentFields: true, sessionFields: true });
+		const rich = await ctx.api.report('attendance', { contentId: plain[0].contentid, userFields: true, contentFields: true, sessionFields: true });
 		expect(rich.length).toBeGreaterThan(0);
 		expect(rich.every((r) => r.contentid === plain[0].contentid)).toBe(true);
 		expect(rich[0]).toMatchObject({ userdata: expect.any(Object), contentdata: expect.objectContaining({ 'Internal code': '' }), sessiondata: expect.objectContaining({ Instructor: expect.any(String) }) });
@@ -127,7 +121,7 @@ describe('attendance (operation 3)', () => {
 
 describe('content (operation 4)', () => {
 	it('content records with every field; contentType (case-insensitive) and contentId filter', async () => {
-		const all = await api.report('content');
+		const all = await ctx.api.report('content');
 		expect(new Set(all.map((c) => c.contenttype))).toEqual(new Set(['Course', 'Live Learning', 'Video', 'Resource']));
 		expect(all.filter((c) => c.contenttype === 'Course').length).toBe(30);
 		const c = all.find((x) => x.contentid === 101);
@@ -172,10 +166,10 @@ describe('content (operation 4)', () => {
 		const dates = all.flatMap((x) => x.customfields.filter((f: any) => f.name === 'Review date' && f.data !== '').map((f: any) => f.data));
 		expect(dates.length).toBeGreaterThan(0);
 		for (const d of dates) expect(d).toMatch(OFFSET);
-		const videos = await api.report('content', { contentType: 'Video' });
+		const videos = await ctx.api.report('content', { contentType: 'Video' });
 		expect(videos.length).toBe(12);
 		expect(videos.every((x) => x.contenttype === 'Video')).toBe(true);
-		const ll = await api.report('content', { contentType: 'live learning', contentId: 201 });
+		const ll = await ctx.api.report('content', { contentType: 'live learning', contentId: 201 });
 		expect(ll.map((x) => x.contentid)).toEqual([201]);
 		expect((await get('content', { contentType: 'podcast' })).json).toMatchObject({ status: 'Failed', errors: { contentType: [expect.stringContaining('live learning')] } });
 	});

@@ -1,13 +1,7 @@
-import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { Api, http, receiver } from './helpers';
+import { startSandbox } from '../../sandbox';
+import { Api, http, receiver, useSandbox } from './helpers';
 
-let sb: SandboxHandle;
-let api: Api;
-beforeAll(async () => {
-	sb = await startSandbox({ rateLimitPerMinute: 100_000, deliveryBackoffMs: 10 });
-	api = await Api.login(sb);
-});
-afterAll(() => sb.close());
+const ctx = useSandbox({ deliveryBackoffMs: 10 });
 
 const BULLETS = '\u2022'.repeat(8);
 const OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
@@ -17,7 +11,7 @@ const create = (a: Api, body: Record<string, unknown>) => a.send('POST', a.r.web
 
 describe('events (operation 7)', () => {
 	it('lists every event name of the spec table plus the five wildcards, with single backslashes', async () => {
-		const res = await api.get(`${api.r.webhook}/events`);
+		const res = await ctx.api.get(`${ctx.api.r.webhook}/events`);
 		expect(res.status).toBe(200);
 		const events: string[] = res.json.events;
 		expect(events).toHaveLength(14 + 5 + 4 + 1 + 5);
@@ -43,7 +37,7 @@ describe('events (operation 7)', () => {
 describe('create / get / list / update / delete', () => {
 	it('creates (201, secrets unmasked), then masks them in get and list', async () => {
 		const url = hookUrl();
-		const res = await create(api, {
+		const res = await create(ctx.api, {
 			event: 'Events\\Courses\\Completion_created',
 			url,
 			signing_key: 'sign-key-ABCD',
@@ -66,88 +60,88 @@ describe('create / get / list / update / delete', () => {
 			updated_at: expect.stringMatching(OFFSET),
 		});
 		const id = res.json.id;
-		const got = await api.get(`${api.r.webhook}/${id}`);
+		const got = await ctx.api.get(`${ctx.api.r.webhook}/${id}`);
 		expect(got.status).toBe(200);
 		expect(got.json.signing_key).toBe(`${BULLETS}ABCD`);
 		expect(got.json.auth_token).toBe(`${BULLETS}WXYZ`);
-		const list = await api.get(api.r.webhook, { perPage: 100 });
+		const list = await ctx.api.get(ctx.api.r.webhook, { perPage: 100 });
 		expect(list.json.data.find((s: any) => s.id === id)).toEqual(got.json);
 	});
 
 	it('defaults: enabled, application/json, no auth, null secrets', async () => {
-		const res = await create(api, { event: '*', url: hookUrl() });
+		const res = await create(ctx.api, { event: '*', url: hookUrl() });
 		expect(res.status).toBe(201);
 		expect(res.json).toMatchObject({ is_enabled: true, content_type_header: 'application/json', auth_type: null, signing_key: null, auth_token: null });
-		expect((await api.get(`${api.r.webhook}/${res.json.id}`)).json).toMatchObject({ signing_key: null, auth_token: null });
+		expect((await ctx.api.get(`${ctx.api.r.webhook}/${res.json.id}`)).json).toMatchObject({ signing_key: null, auth_token: null });
 	});
 
 	it('accepts every wildcard; rejects unknown events and non-HTTPS urls with Laravel-style 422', async () => {
 		for (const event of ['*', 'Events\\Notifications\\*', 'Events\\Users\\*', 'Events\\Courses\\*', 'Events\\Quiz\\*'])
-			expect((await create(api, { event, url: hookUrl() })).status).toBe(201);
-		const http1 = await create(api, { event: '*', url: 'http://hooks.example.com/plain' });
+			expect((await create(ctx.api, { event, url: hookUrl() })).status).toBe(201);
+		const http1 = await create(ctx.api, { event: '*', url: 'http://hooks.example.com/plain' });
 		expect(http1.status).toBe(422);
 		expect(http1.json).toEqual({ message: expect.any(String), errors: { url: [expect.stringContaining('https://')] } });
-		const bad = await create(api, { event: 'Events\\Courses\\Nope', url: 'not a url' });
+		const bad = await create(ctx.api, { event: 'Events\\Courses\\Nope', url: 'not a url' });
 		expect(bad.status).toBe(422);
 		expect(Object.keys(bad.json.errors).sort()).toEqual(['event', 'url']);
-		const missing = await create(api, {});
+		const missing = await create(ctx.api, {});
 		expect(Object.keys(missing.json.errors).sort()).toEqual(['event', 'url']);
 	});
 
 	it('422 on a duplicate event+url pair; the same url with another event is fine', async () => {
 		const url = hookUrl();
-		expect((await create(api, { event: 'Events\\Users\\Created', url })).status).toBe(201);
-		const dup = await create(api, { event: 'Events\\Users\\Created', url });
+		expect((await create(ctx.api, { event: 'Events\\Users\\Created', url })).status).toBe(201);
+		const dup = await create(ctx.api, { event: 'Events\\Users\\Created', url });
 		expect(dup.status).toBe(422);
 		expect(dup.json.message).toMatch(/already exists/);
-		expect((await create(api, { event: 'Events\\Users\\Updated', url })).status).toBe(201);
+		expect((await create(ctx.api, { event: 'Events\\Users\\Updated', url })).status).toBe(201);
 	});
 
 	it('update (PATCH = PUT) changes only supplied fields; secrets unmasked only when sent', async () => {
-		const c = (await create(api, { event: 'Events\\Quiz\\Attempt_completed', url: hookUrl(), signing_key: 'aaaa1111', auth_token: 'bbbb2222' })).json;
-		const p = await api.send('PATCH', `${api.r.webhook}/${c.id}`, { is_enabled: false });
+		const c = (await create(ctx.api, { event: 'Events\\Quiz\\Attempt_completed', url: hookUrl(), signing_key: 'aaaa1111', auth_token: 'bbbb2222' })).json;
+		const p = await ctx.api.send('PATCH', `${ctx.api.r.webhook}/${c.id}`, { is_enabled: false });
 		expect(p.status).toBe(200);
 		expect(p.json).toMatchObject({ ...c, is_enabled: false, signing_key: `${BULLETS}1111`, auth_token: `${BULLETS}2222`, updated_at: expect.any(String) });
-		const q = await api.send('PUT', `${api.r.webhook}/${c.id}`, { signing_key: 'cccc3333' });
+		const q = await ctx.api.send('PUT', `${ctx.api.r.webhook}/${c.id}`, { signing_key: 'cccc3333' });
 		expect(q.json).toMatchObject({ is_enabled: false, signing_key: 'cccc3333', auth_token: `${BULLETS}2222`, url: c.url });
-		const r = await api.send('PUT', `${api.r.webhook}/${c.id}`, { auth_token: null, is_enabled: true });
+		const r = await ctx.api.send('PUT', `${ctx.api.r.webhook}/${c.id}`, { auth_token: null, is_enabled: true });
 		expect(r.json).toMatchObject({ is_enabled: true, auth_token: null, signing_key: `${BULLETS}3333` });
-		const bad = await api.send('PATCH', `${api.r.webhook}/${c.id}`, { url: 'http://insecure.example.com' });
+		const bad = await ctx.api.send('PATCH', `${ctx.api.r.webhook}/${c.id}`, { url: 'http://insecure.example.com' });
 		expect(bad.status).toBe(422);
 		expect(bad.json.errors.url).toBeDefined();
-		const other = (await create(api, { event: 'Events\\Quiz\\Attempt_completed', url: hookUrl() })).json;
-		const clash = await api.send('PATCH', `${api.r.webhook}/${other.id}`, { url: c.url });
+		const other = (await create(ctx.api, { event: 'Events\\Quiz\\Attempt_completed', url: hookUrl() })).json;
+		const clash = await ctx.api.send('PATCH', `${ctx.api.r.webhook}/${other.id}`, { url: c.url });
 		expect(clash.status).toBe(422);
 	});
 
 	it('delete: 204 empty text/plain, soft (kept, hidden); then 404 JSON; unknown ids 404', async () => {
-		const c = (await create(api, { event: 'Events\\Users\\Deleted', url: hookUrl(), signing_key: 'zzzz9999' })).json;
-		const del = await api.send('DELETE', `${api.r.webhook}/${c.id}`);
+		const c = (await create(ctx.api, { event: 'Events\\Users\\Deleted', url: hookUrl(), signing_key: 'zzzz9999' })).json;
+		const del = await ctx.api.send('DELETE', `${ctx.api.r.webhook}/${c.id}`);
 		expect(del.status).toBe(204);
 		expect(del.text).toBe('');
 		expect(del.headers['content-type']).toMatch(/^text\/plain/);
 		for (const [m, u] of [
-			['GET', `${api.r.webhook}/${c.id}`],
-			['PATCH', `${api.r.webhook}/${c.id}`],
-			['DELETE', `${api.r.webhook}/${c.id}`],
-			['GET', `${api.r.webhook}/${c.id}/logs`],
-			['GET', `${api.r.webhook}/999999`],
-			['GET', `${api.r.webhook}/abc`],
+			['GET', `${ctx.api.r.webhook}/${c.id}`],
+			['PATCH', `${ctx.api.r.webhook}/${c.id}`],
+			['DELETE', `${ctx.api.r.webhook}/${c.id}`],
+			['GET', `${ctx.api.r.webhook}/${c.id}/logs`],
+			['GET', `${ctx.api.r.webhook}/999999`],
+			['GET', `${ctx.api.r.webhook}/abc`],
 		]) {
-			const res = await api.send(m, u, m === 'PATCH' ? {} : undefined);
+			const res = await ctx.api.send(m, u, m === 'PATCH' ? {} : undefined);
 			expect([m, u, res.status, res.json]).toEqual([m, u, 404, { message: 'Webhook not found.' }]);
 		}
-		const list = await api.get(api.r.webhook, { perPage: 100 });
+		const list = await ctx.api.get(ctx.api.r.webhook, { perPage: 100 });
 		expect(list.json.data.some((s: any) => s.id === c.id)).toBe(false);
-		const kept = (await sb.control.subscriptions(api.username)).find((s) => s.id === c.id)!;
+		const kept = (await ctx.sb.control.subscriptions(ctx.api.username)).find((s) => s.id === c.id)!;
 		expect(kept).toMatchObject({ signing_key: 'zzzz9999', deleted_at: expect.stringMatching(OFFSET) });
 		// deleting frees the event+url pair
-		expect((await create(api, { event: 'Events\\Users\\Deleted', url: c.url })).status).toBe(201);
+		expect((await create(ctx.api, { event: 'Events\\Users\\Deleted', url: c.url })).status).toBe(201);
 	});
 
 	it("another API user cannot see or touch a user's subscriptions", async () => {
-		const other = await Api.login(sb);
-		const c = (await create(api, { event: 'Events\\Users\\Updated', url: hookUrl() })).json;
+		const other = await Api.login(ctx.sb);
+		const c = (await create(ctx.api, { event: 'Events\\Users\\Updated', url: hookUrl() })).json;
 		expect((await other.get(`${other.r.webhook}/${c.id}`)).status).toBe(404);
 		expect((await other.get(other.r.webhook)).json.meta.total).toBe(0);
 		// the same pair is not a duplicate for another user
@@ -157,7 +151,7 @@ describe('create / get / list / update / delete', () => {
 
 describe('limits and pagination', () => {
 	it('100 subscriptions per API key; the 101st is 422; deleting one frees a slot; subscriptions survive key rotation', async () => {
-		const a = await Api.login(sb);
+		const a = await Api.login(ctx.sb);
 		const ids: number[] = [];
 		for (let i = 0; i < 100; i++) {
 			const res = await create(a, { event: 'Events\\Courses\\Completion_updated', url: `https://cap.example.com/${i}` });
@@ -253,9 +247,9 @@ describe('logs, redispatch and relay', () => {
 	});
 
 	it('relay without url returns a sample and delivers nothing', async () => {
-		const sub = (await create(api, { event: '*', url: hookUrl() })).json;
-		const before = (await sb.control.deliveries({ subscriptionId: sub.id })).length;
-		const res = await api.send('POST', `${api.r.webhook}/relay`, { event: 'Events\\Courses\\Completion_created' });
+		const sub = (await create(ctx.api, { event: '*', url: hookUrl() })).json;
+		const before = (await ctx.sb.control.deliveries({ subscriptionId: sub.id })).length;
+		const res = await ctx.api.send('POST', `${ctx.api.r.webhook}/relay`, { event: 'Events\\Courses\\Completion_created' });
 		expect(res.status).toBe(200);
 		expect(res.json).toEqual({
 			data: {
@@ -269,17 +263,17 @@ describe('logs, redispatch and relay', () => {
 			['id', 'user_id', 'user', 'userdata', 'content_id', 'content_type', 'content', 'contentdata', 'certificate_link', 'time_enrolled', 'time_started', 'time_completed'].sort(),
 		);
 		await new Promise((r) => setTimeout(r, 50));
-		expect((await sb.control.deliveries({ subscriptionId: sub.id })).length).toBe(before);
+		expect((await ctx.sb.control.deliveries({ subscriptionId: sub.id })).length).toBe(before);
 	});
 
 	it('relay with a wildcard or unknown event: 422; with a non-https url: 422', async () => {
 		for (const event of ['*', 'Events\\Users\\*']) {
-			const res = await api.send('POST', `${api.r.webhook}/relay`, { event });
+			const res = await ctx.api.send('POST', `${ctx.api.r.webhook}/relay`, { event });
 			expect(res.status).toBe(422);
 			expect(res.json.message).toMatch(/wildcard events are not allowed for relay/i);
 		}
-		expect((await api.send('POST', `${api.r.webhook}/relay`, { event: 'Events\\Nope\\X' })).status).toBe(422);
-		expect((await api.send('POST', `${api.r.webhook}/relay`, { event: 'Events\\Users\\Created', url: 'http://x.example.com' })).status).toBe(422);
+		expect((await ctx.api.send('POST', `${ctx.api.r.webhook}/relay`, { event: 'Events\\Nope\\X' })).status).toBe(422);
+		expect((await ctx.api.send('POST', `${ctx.api.r.webhook}/relay`, { event: 'Events\\Users\\Created', url: 'http://x.example.com' })).status).toBe(422);
 	});
 
 	it('relay with url delivers the sample there (https, trusted CA) and returns the raw response', async () => {
@@ -304,15 +298,15 @@ describe('logs, redispatch and relay', () => {
 
 describe('request bodies', () => {
 	it('accepts form-encoded bodies too', async () => {
-		const res = await http('POST', api.r.webhook, { token: api.apiKey, form: { event: 'Events\\Users\\Tenancy_added', url: hookUrl(), is_enabled: 'false' } });
+		const res = await http('POST', ctx.api.r.webhook, { token: ctx.api.apiKey, form: { event: 'Events\\Users\\Tenancy_added', url: hookUrl(), is_enabled: 'false' } });
 		expect(res.status).toBe(201);
 		expect(res.json.is_enabled).toBe(false);
 	});
 	it('malformed JSON is 400; an empty body is a 422 (no fields)', async () => {
-		const bad = await http('POST', api.r.webhook, { token: api.apiKey, raw: '{"event": ' });
+		const bad = await http('POST', ctx.api.r.webhook, { token: ctx.api.apiKey, raw: '{"event": ' });
 		expect(bad.status).toBe(400);
 		expect(bad.json.message).toMatch(/not valid JSON/);
-		const empty = await http('POST', api.r.webhook, { token: api.apiKey, raw: '' });
+		const empty = await http('POST', ctx.api.r.webhook, { token: ctx.api.apiKey, raw: '' });
 		expect(empty.status).toBe(422);
 	});
 });

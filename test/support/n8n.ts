@@ -28,6 +28,7 @@ import type {
 	INodeTypes,
 	IRun,
 	IWebhookData,
+	IWebhookDescription,
 	IWebhookResponseData,
 	IWorkflowExecuteAdditionalData,
 	WorkflowActivateMode,
@@ -321,6 +322,27 @@ export async function executeNode(options: ExecuteNodeOptions): Promise<ExecuteN
 	return { output, error, hints, run };
 }
 
+/** The registration n8n hands to webhook code; a delivery carries no `isTest`, activation does. */
+function buildWebhookData(
+	workflow: Workflow,
+	node: INode,
+	additionalData: IWorkflowExecuteAdditionalData,
+	webhookDescription: IWebhookDescription | undefined,
+	httpMethod: IWebhookDescription['httpMethod'],
+	isTest?: boolean,
+): IWebhookData {
+	return {
+		httpMethod,
+		node: node.name,
+		path: 'lp-trigger',
+		webhookDescription,
+		workflowId: workflow.id,
+		workflowExecuteAdditionalData: additionalData,
+		webhookId: node.webhookId,
+		...(isTest === undefined ? {} : { isTest }),
+	} as unknown as IWebhookData;
+}
+
 export interface HookRunOptions extends RunContextOptions {
 	mode?: WorkflowExecuteMode;
 	activation?: WorkflowActivateMode;
@@ -333,21 +355,11 @@ export async function runHook(
 	method: 'checkExists' | 'create' | 'delete',
 	options: HookRunOptions,
 ): Promise<{ result: boolean; staticData: IDataObject }> {
-	const staticData = options.staticData ?? {};
-	const { workflow, node } = buildWorkflow(nodeType, { ...options, staticData });
+	const { workflow, node } = buildWorkflow(nodeType, options);
 	const additionalData = buildAdditionalData(options);
 	const webhookDescription = nodeType.description.webhooks?.[0];
 	if (!webhookDescription) throw new Error(`${nodeType.description.name} has no webhooks`);
-	const webhookData = {
-		httpMethod: webhookDescription.httpMethod,
-		node: node.name,
-		path: 'lp-trigger',
-		webhookDescription,
-		workflowId: workflow.id,
-		workflowExecuteAdditionalData: additionalData,
-		webhookId: node.webhookId,
-		isTest: options.isTest ?? false,
-	} as unknown as IWebhookData;
+	const webhookData = buildWebhookData(workflow, node, additionalData, webhookDescription, webhookDescription.httpMethod, options.isTest ?? false);
 	const context = new HookContext(
 		workflow,
 		node,
@@ -386,8 +398,7 @@ export async function runWebhook(
 	nodeType: INodeType,
 	options: WebhookRunOptions,
 ): Promise<{ webhookResponse: IWebhookResponseData; response: RecordedResponse; answer: (statusCode: number) => void }> {
-	const staticData = options.staticData ?? {};
-	const { workflow, node } = buildWorkflow(nodeType, { ...options, staticData });
+	const { workflow, node } = buildWorkflow(nodeType, options);
 	const headers = Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v]));
 	let body: unknown = {};
 	if ((headers['content-type'] ?? '').includes('json')) {
@@ -413,16 +424,7 @@ export async function runWebhook(
 		httpRequest: request,
 		httpResponse: response.object,
 	} as unknown as Partial<IWorkflowExecuteAdditionalData>);
-	const webhookDescription = nodeType.description.webhooks?.[0];
-	const webhookData = {
-		httpMethod: 'POST',
-		node: node.name,
-		path: 'lp-trigger',
-		webhookDescription,
-		workflowId: workflow.id,
-		workflowExecuteAdditionalData: additionalData,
-		webhookId: node.webhookId,
-	} as unknown as IWebhookData;
+	const webhookData = buildWebhookData(workflow, node, additionalData, nodeType.description.webhooks?.[0], 'POST');
 	const context = new WebhookContext(workflow, node, additionalData, options.mode ?? 'trigger', webhookData, [], null);
 	if (!nodeType.webhook) throw new Error(`${nodeType.description.name} has no webhook()`);
 	const webhookResponse = await nodeType.webhook.call(context);
@@ -500,8 +502,7 @@ export async function runPoll(
 	nodeType: INodeType,
 	options: PollRunOptions,
 ): Promise<{ items: INodeExecutionData[][] | null; staticData: IDataObject }> {
-	const staticData = options.staticData ?? {};
-	const { workflow, node } = buildWorkflow(nodeType, { ...options, staticData });
+	const { workflow, node } = buildWorkflow(nodeType, options);
 	const additionalData = buildAdditionalData(options);
 	const context = new PollContext(
 		workflow,

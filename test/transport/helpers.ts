@@ -21,6 +21,7 @@ import {
 	type ApiRoot,
 } from '../../nodes/LearningPlatform/transport';
 import type { SandboxHandle } from '../../sandbox';
+import { roots, uniqueUser } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';
 import { newSandboxUser } from '../support/sandboxUser';
 
@@ -153,11 +154,7 @@ export function probe(plan: ProbePlan): ProbeNode {
 
 export const OTHER_UA = 'another-process/1.0';
 
-export const roots = (sb: SandboxHandle) => ({
-	report: `${sb.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${sb.tenancyId}`,
-	bookmark: `${sb.url}/local/vendor_administration/index.php/api/1.2/bookmarks/${sb.tenancyId}`,
-	webhook: `${sb.url}/api/v2/${sb.tenancyId}/webhooks`,
-});
+export { roots };
 
 export async function rawGet(url: string, token?: string): Promise<{ status: number; json: any }> {
 	const headers: Record<string, string> = { accept: 'application/json', 'user-agent': OTHER_UA };
@@ -179,12 +176,27 @@ export async function exchangeElsewhere(sb: SandboxHandle, username: string, ref
 	return res as { status: number; json: { api_key: string; refresh_token: string; expires_in: number } };
 }
 
-let users = 0;
-
 /** A fresh API user (isolation: own tokens, own rate-limit bucket) and its credential row. */
 export async function newCredential(sb: SandboxHandle, prefix = 'tx', extra: ICredentialDataDecryptedObject = {}) {
-	const user = await newSandboxUser(sb, `${prefix}-${process.pid}-${++users}-${Date.now() % 100000}`, extra);
+	const user = await newSandboxUser(sb, uniqueUser(prefix), extra);
 	return { username: user.username, refreshToken: user.refreshToken, store: user.credentials, data: user.data };
+}
+
+/**
+ * The credential row as n8n stores it after an exchange: `data` with the grant's pair and the
+ * key's expiry `ttlMs` from now.
+ */
+export function withPair(
+	data: ICredentialDataDecryptedObject,
+	grant: { refresh_token: string; api_key: string },
+	ttlMs = 86_400_000,
+): ICredentialDataDecryptedObject {
+	return {
+		...data,
+		refreshToken: grant.refresh_token,
+		apiKey: grant.api_key,
+		apiKeyExpiresAt: new Date(Date.now() + ttlMs).toISOString(),
+	};
 }
 
 /** Secret registry: every token/key a test saw, to assert none appears in an error text. */
@@ -195,9 +207,11 @@ export class Secrets {
 		for (const v of values) if (typeof v === 'string' && v.length >= 8) this.values.add(v);
 	}
 
+	/** Registers the user's current pair and returns the auth state it came from. */
 	async addLive(sb: SandboxHandle, username: string) {
 		const auth = await sb.control.auth(username);
 		this.add(auth.refresh_token, auth.api_key);
+		return auth;
 	}
 
 	addStore(store: CredentialStore) {

@@ -5,7 +5,7 @@
  */
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { executeNode } from '../support/n8n';
-import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, type ProbePlan } from './helpers';
+import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, withPair, type ProbePlan } from './helpers';
 
 let sb: SandboxHandle;
 
@@ -26,12 +26,7 @@ test('another tool used most of the window: our burst waits it out, zero failed 
 	// leave it) and then uses 25 of the 30 slots
 	const other = await exchangeElsewhere(sb, username, store.data.refreshToken as string);
 	expect(other.status).toBe(200);
-	store.replace({
-		...store.data,
-		apiKey: other.json.api_key,
-		refreshToken: other.json.refresh_token,
-		apiKeyExpiresAt: new Date(Date.now() + 86_400_000).toISOString(),
-	});
+	store.replace(withPair(store.data, other.json));
 	for (let i = 0; i < 25; i++) expect((await rawGet(`${roots(sb).webhook}/events`, other.json.api_key)).status).toBe(200);
 
 	const plan: ProbePlan = { concurrent: true, calls: Array.from({ length: 12 }, () => ({ path: '/events' })) };

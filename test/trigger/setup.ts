@@ -5,11 +5,12 @@
  * back, fill the 100-subscription cap).
  */
 import type { IDataObject } from 'n8n-workflow';
-import { request } from 'undici';
 
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
+import { http, roots } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';
 import { newSandboxUser } from '../support/sandboxUser';
+import { exchangeElsewhere, withPair } from '../transport/helpers';
 
 export interface TriggerTestContext {
 	sandbox: SandboxHandle;
@@ -45,37 +46,18 @@ export async function setUpTriggerTests(name: string, options: SandboxOptions = 
 		if (!apiKey) {
 			// no exchange yet: do one, and store the rotated pair as n8n would
 			const data = main.credentials.data;
-			const response = await request(
-				`${sandbox.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${sandbox.tenancyId}/apikeys?username=${encodeURIComponent(main.username)}`,
-				{ headers: { authorization: `Bearer ${data.refreshToken as string}`, 'user-agent': 'trigger-tests' } },
-			);
-			const grant = (await response.body.json()) as { api_key: string; refresh_token: string; expires_in: number };
-			main.credentials.replace({
-				...data,
-				apiKey: grant.api_key,
-				refreshToken: grant.refresh_token,
-				apiKeyExpiresAt: new Date(Date.now() + grant.expires_in * 1000).toISOString(),
-			});
+			const { json: grant } = await exchangeElsewhere(sandbox, main.username, data.refreshToken as string);
+			main.credentials.replace(withPair(data, grant, grant.expires_in * 1000));
 			apiKey = grant.api_key;
 		}
-		const response = await request(`${sandbox.url}/api/v2/${sandbox.tenancyId}/webhooks${path}`, {
-			method: method as 'GET',
-			headers: {
-				authorization: `Bearer ${apiKey}`,
-				'user-agent': 'trigger-tests',
-				accept: 'application/json',
-				...(body ? { 'content-type': 'application/json' } : {}),
-			},
-			body: body ? JSON.stringify(body) : undefined,
+		const response = await http(method, `${roots(sandbox).webhook}${path}`, {
+			token: apiKey,
+			body,
+			ua: false,
+			headers: { 'user-agent': 'trigger-tests' },
 		});
-		const text = await response.body.text();
-		let parsed: unknown = text;
-		try {
-			parsed = text ? JSON.parse(text) : undefined;
-		} catch {
-			// not JSON: keep the text
-		}
-		return { status: response.statusCode, body: parsed };
+		// callers see text that is not JSON as it came
+		return { status: response.status, body: response.json === undefined && response.text ? response.text : response.json };
 	};
 
 	return {
