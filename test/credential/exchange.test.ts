@@ -8,8 +8,8 @@ import { Container } from '@n8n/di';
 import type { IHttpRequestHelper, IHttpRequestOptions } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import { AUTH_FAILURE } from '../../nodes/LearningPlatform/transport/errors';
-import { REFUSAL_GRACE_MS } from '../../nodes/LearningPlatform/transport/tokenExchange';
+import { AUTH_FAILURE, DEAD_SINCE, DEAD_TOKEN } from '../../nodes/LearningPlatform/transport/errors';
+import { credentialFingerprint } from '../../nodes/LearningPlatform/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, roots, rawGet } from '../transport/helpers';
 
@@ -76,6 +76,7 @@ test('a token this process already spent is never sent again nor answered from m
 	expect(error).toBeDefined();
 	expect(error![AUTH_FAILURE]).toBe('stale');
 	expect(error!.message).toMatch(/stale credential/);
+	expect(error![DEAD_TOKEN]).toBe(credentialFingerprint(data));
 	// nothing was sent, and the pair it once produced was not handed out
 	expect(await refreshRequests(username)).toHaveLength(1);
 	expect((await sb.control.auth(username)).exchanges).toBe(1);
@@ -86,7 +87,7 @@ test('a refused exchange: error that does not look like an HTTP 401 to n8n, name
 	const wrong = { ...data, username: `${username}-typo` };
 	const attempt = async () => (await preAuthenticate(wrong).catch((e: unknown) => e)) as Error & Record<string, unknown>;
 	const errors = [await attempt(), await attempt()];
-	await new Promise((r) => setTimeout(r, REFUSAL_GRACE_MS + 100));
+	await new Promise((r) => setTimeout(r, 300));
 	errors.push(await attempt());
 
 	for (const error of errors) {
@@ -100,9 +101,12 @@ test('a refused exchange: error that does not look like an HTTP 401 to n8n, name
 		);
 		expect(JSON.stringify(error) + error.message + String(error.description)).not.toContain(refreshToken);
 	}
-	// right after the refusal another process may still be storing its new pair: retry;
-	// once the grace period is over and the same token is presented again, it is final
-	expect(errors.map((e) => e[AUTH_FAILURE])).toEqual(['superseded', 'superseded', 'rejected']);
+	// every attempt reports the refusal with the token's fingerprint and the time of the one
+	// refusal; whether it is final is the transport's decision, from the stored credential
+	expect(errors.map((e) => e[AUTH_FAILURE])).toEqual(['refused', 'refused', 'refused']);
+	expect(new Set(errors.map((e) => e[DEAD_TOKEN]))).toEqual(new Set([credentialFingerprint(wrong)]));
+	expect(new Set(errors.map((e) => e[DEAD_SINCE])).size).toBe(1);
+	expect(credentialFingerprint(wrong)).not.toBe(credentialFingerprint(data));
 	// a refused token is not sent again (one refused exchange), and a refusal invalidates nothing
 	expect(await refreshRequests(username)).toHaveLength(1);
 	const live = await sb.control.auth(username);

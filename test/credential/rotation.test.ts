@@ -8,6 +8,8 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
+import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
+import { withAheadClock } from '../support/fakeClock';
 import { CredentialStore, executeNode } from '../support/n8n';
 import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, Secrets, withPair, type ProbePlan } from '../transport/helpers';
 
@@ -190,14 +192,42 @@ test('another process rotated under us (our key and token both dead): retried wi
 	expect(live.failed_exchanges).toBe(1);
 });
 
-test('a refused refresh (wrong username): clear error, nothing stored is overwritten, preAuthentication once per request', async () => {
+test('another process rotated and is slow to store its pair: our refused exchange waits for the store, then succeeds', async () => {
+	const { store, username } = await instrumented('rot-slow-store');
+	await run(store, events);
+	const ours = store.data;
+	// the other process has rotated (our token is dead) but its write lands only 2.5 s later
+	const other = await exchangeElsewhere(sb, username, ours.refreshToken as string);
+	secrets.add(other.json.refresh_token, other.json.api_key);
+	const writes = store.writes.length;
+	jestSpy.mockClear();
+
+	const { out, slept } = await withAheadClock(async (time) => {
+		time.onSleep = (elapsed) => {
+			if (elapsed >= 2_500 && store.data.refreshToken === ours.refreshToken) store.replace(withPair(ours, other.json));
+		};
+		return { ...(await run(store, events)), slept: time.slept };
+	});
+	expect(out[0].ok).toBe(true);
+	// it waited for the store (virtual time), not for the whole settle time
+	expect(slept).toBeGreaterThanOrEqual(2_500);
+	expect(slept).toBeLessThan(REFUSAL_SETTLE_MS);
+	// one refused exchange with our token; the repeat used the other process's live key
+	expect(jestSpy).toHaveBeenCalledTimes(1);
+	expect(store.writes).toHaveLength(writes); // n8n stored nothing for this execution
+	const live = await sb.control.auth(username);
+	expect(live.refresh_token).toBe(other.json.refresh_token);
+	expect(store.data).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
+});
+
+test('a refused refresh (wrong username): clear error after the settle time, nothing stored is overwritten, the token sent once', async () => {
 	const { store, username, data } = await instrumented('rot-401');
 	const wrongUser = `${username}-typo`;
 	const initial = { ...data, username: wrongUser };
 	store.replace(initial);
 	jestSpy.mockClear();
 
-	const { out } = await run(store, events);
+	const { out, slept } = await withAheadClock(async (time) => ({ ...(await run(store, events)), slept: time.slept }));
 	expect(out[0].ok).toBe(false);
 	const error = out[0].error!;
 	expect(error.message).toBe(
@@ -205,6 +235,9 @@ test('a refused refresh (wrong username): clear error, nothing stored is overwri
 	);
 	expect(error.description).toMatch(/Nothing stored in the credential was changed/);
 	expect(error.httpCode).toBe('401');
+	// final only once the stored credential kept the refused token for the settle time
+	expect(slept).toBeGreaterThanOrEqual(REFUSAL_SETTLE_MS - 1_000);
+	expect(slept).toBeLessThanOrEqual(REFUSAL_SETTLE_MS);
 	// nothing persisted; the stored row is exactly what it was
 	expect(store.writes).toHaveLength(0);
 	expect(store.data).toEqual(initial);
@@ -212,13 +245,10 @@ test('a refused refresh (wrong username): clear error, nothing stored is overwri
 	const live = await sb.control.auth(username);
 	expect(live).toMatchObject({ refresh_token: data.refreshToken, exchanges: 0 });
 	// n8n did not call preAuthentication a second time within one httpRequestWithAuthentication
-	// (it would, with the same loaded credential object, if our error looked like an HTTP 401):
-	// each call got its own freshly loaded credential, i.e. one call per transport attempt
-	const calls = jestSpy.mock.calls.map((c) => c[0]);
-	expect(calls.length).toBeGreaterThanOrEqual(2);
-	expect(new Set(calls).size).toBe(calls.length);
-	// the refused token was sent once only (the retries waited for a reloaded credential that
-	// never changed); the refusal invalidated nothing
+	// (it would, with the same loaded credential object, if our error looked like an HTTP 401),
+	// and the transport did not repeat the request while the stored credential was unchanged
+	expect(jestSpy).toHaveBeenCalledTimes(1);
+	// the refused token was sent once only; the refusal invalidated nothing
 	expect(await sb.control.auth(username)).toMatchObject({ refresh_token: data.refreshToken, exchanges: 0, failed_exchanges: 1 });
 	expect(error.dump).not.toContain(data.refreshToken as string);
 });

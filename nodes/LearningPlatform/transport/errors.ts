@@ -12,18 +12,24 @@ export const AUTH_FAILURE = 'learningPlatformAuthFailure';
 
 /**
  * - `stale`: the refresh token presented was already spent by this process; nothing was sent.
- *   Retry: n8n reloads the credential, which by then holds the rotated pair.
- * - `superseded`: the exchange was answered 401, most likely because another process rotated
- *   the pair first. Retry with the reloaded credential.
- * - `rejected`: the token was refused and the reloaded credential still holds it after a grace
- *   period: wrong username or tenancy, or a revoked/spent token. Final.
+ * - `refused`: the exchange of this token was answered 401 (now, or within the last minute, in
+ *   which case it is not sent again): superseded by a rotation elsewhere, revoked, or issued for
+ *   another username or tenancy.
+ *   For both, the transport reads the stored credential until it moves on or has held the dead
+ *   token long enough to call it final (./refusal.ts).
  * - `unavailable`: the exchange failed for a transient reason (network, 5xx, 429). Retry.
  * - `invalid`: the credential is incomplete or the server's answer made no sense. Final.
  */
-export type AuthFailureKind = 'stale' | 'superseded' | 'rejected' | 'unavailable' | 'invalid';
+export type AuthFailureKind = 'stale' | 'refused' | 'unavailable' | 'invalid';
+
+/** Properties naming the dead token (a SHA-256 fingerprint, never the token) and since when. */
+export const DEAD_TOKEN = 'learningPlatformDeadToken';
+export const DEAD_SINCE = 'learningPlatformDeadSince';
 
 export interface AuthFailureError extends Error {
 	[AUTH_FAILURE]: AuthFailureKind;
+	[DEAD_TOKEN]?: string;
+	[DEAD_SINCE]?: number;
 	description?: string;
 }
 
@@ -35,17 +41,32 @@ export interface AuthFailureError extends Error {
  * one for any status it finds. It also never wraps the underlying HTTP error, whose request
  * config holds the refresh token in its Authorization header.
  */
-export function authFailure(kind: AuthFailureKind, message: string, description?: string): AuthFailureError {
+export function authFailure(
+	kind: AuthFailureKind,
+	message: string,
+	description?: string,
+	dead?: { token: string; since: number },
+): AuthFailureError {
 	const error = new Error(message) as AuthFailureError;
 	error.name = 'LearningPlatformCredentialError';
 	error[AUTH_FAILURE] = kind;
 	if (description) error.description = description;
+	if (dead) {
+		error[DEAD_TOKEN] = dead.token;
+		error[DEAD_SINCE] = dead.since;
+	}
 	return error;
 }
 
 /** What the transport needs to know about a failed request. */
 export interface FailureFacts {
-	authFailure?: { kind: AuthFailureKind; message: string; description?: string };
+	authFailure?: {
+		kind: AuthFailureKind;
+		message: string;
+		description?: string;
+		/** for `stale` and `refused`: the dead token's fingerprint and since when it is known dead */
+		dead?: { token: string; since: number };
+	};
 	status?: number;
 	headers?: unknown;
 	body?: unknown;
@@ -69,6 +90,10 @@ export function inspectFailure(error: unknown): FailureFacts {
 				kind: e[AUTH_FAILURE] as AuthFailureKind,
 				message: String(e.message ?? ''),
 				description: typeof e.description === 'string' ? e.description : undefined,
+				dead:
+					typeof e[DEAD_TOKEN] === 'string' && typeof e[DEAD_SINCE] === 'number'
+						? { token: e[DEAD_TOKEN] as string, since: e[DEAD_SINCE] as number }
+						: undefined,
 			};
 		}
 		const response = e.response;

@@ -7,9 +7,10 @@
  * - pacing per API user, shared by all executions in the process (./rateLimiter.ts);
  * - retries: 429 always (after the window), network errors and 5xx for GET only; POST, PATCH, PUT
  *   and DELETE only when the server certainly did not process them (429, connection refused);
- * - credential rotation races: when the credential's exchange reports a stale or superseded
- *   refresh token (./tokenExchange.ts), the whole call is repeated after a short jittered wait;
- *   n8n reloads the stored credential on each call, so the repeat sees the rotated pair;
+ * - credential rotation races: when the credential's exchange reports a dead refresh token
+ *   (spent here or refused, ./tokenExchange.ts), the stored credential is read again until it
+ *   moves on (then the call is repeated: n8n reloads the stored credential on each call) or has
+ *   held the dead token for the settle time (./refusal.ts); a failed exchange is retried;
  * - errors: `NodeApiError`s whose message says what to do, with the item index, and never a
  *   secret (refresh token, API key, signing key, auth token) in message, description or data.
  */
@@ -37,8 +38,10 @@ import {
 	validationDetails,
 	type FailureFacts,
 } from './errors';
+import { clock } from './clock';
 import { acquireSlot, recordAnswer, releaseSlot, settleSlot, type RateTicket } from './rateLimiter';
-import { REJECTED_DESCRIPTION, rejectedMessage } from './tokenExchange';
+import { REFUSAL_SETTLE_MS, settleRefusal } from './refusal';
+import { credentialFingerprint, REJECTED_DESCRIPTION, rejectedMessage } from './tokenExchange';
 import { USER_AGENT } from './userAgent';
 
 export type { ApiRoot } from './config';
@@ -63,7 +66,7 @@ export interface ApiRequestOptions {
 	fullResponse?: boolean;
 }
 
-export interface FullResponse<T = any> {
+export interface FullResponse<T = unknown> {
 	statusCode: number;
 	headers: IDataObject;
 	body: T;
@@ -73,8 +76,13 @@ export interface FullResponse<T = any> {
 const MAX_TRANSIENT_RETRIES = 4;
 /** 429 answers waited out before giving up. */
 const MAX_RATE_LIMIT_RETRIES = 20;
-/** Calls of `httpRequestWithAuthentication` when the credential's exchange reports a race. */
-const MAX_AUTH_ATTEMPTS = 6;
+/** Failed (unavailable) exchanges retried before giving up. */
+const MAX_EXCHANGE_RETRIES = 5;
+/**
+ * Times the stored credential may move on and still hand us a dead token within one call (each
+ * move is a rotation by someone else, so this only stops an endless chase).
+ */
+const MAX_CREDENTIAL_MOVES = 20;
 const REQUEST_TIMEOUT_MS = 120_000;
 
 /** Network failures after which the request may have reached the server. */
@@ -114,7 +122,7 @@ function isIdempotent(method: IHttpRequestMethods) {
  * One API call. `path` is appended to the root ('' or '/events', '/123/logs', ...).
  * Resolves the parsed body (or `{statusCode, headers, body}` with `fullResponse`).
  */
-export async function apiRequest<T = any>(
+export async function apiRequest<T = IDataObject>(
 	this: LearningPlatformContext,
 	method: IHttpRequestMethods,
 	root: ApiRoot,
@@ -155,9 +163,15 @@ export async function apiRequest<T = any>(
 		if (isCancelled()) throw cancelledError('The execution was cancelled');
 	};
 
+	const checkCancelled = () => {
+		if (isCancelled()) throw cancelledError('The execution was cancelled');
+	};
+	const storedFingerprint = async () => credentialFingerprint(await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex));
+
 	let transientRetries = 0;
 	let rateLimitRetries = 0;
-	let authAttempts = 0;
+	let exchangeRetries = 0;
+	let credentialMoves = 0;
 
 	for (;;) {
 		let ticket: RateTicket;
@@ -200,21 +214,34 @@ export async function apiRequest<T = any>(
 				});
 			}
 
-			// --- the credential's exchange reported a race or a final refusal
+			// --- the credential's exchange failed: a dead token, or the exchange itself
 			if (facts.authFailure) {
 				releaseSlot(ticket);
-				const { kind } = facts.authFailure;
-				authAttempts++;
-				const retryable = kind === 'stale' || kind === 'superseded' || kind === 'unavailable';
-				if (retryable && authAttempts < MAX_AUTH_ATTEMPTS) {
-					const ms = kind === 'unavailable' ? backoff(authAttempts, 1_000, 8_000) : backoff(authAttempts, 300, 3_000);
-					log(`credential ${kind} (attempt ${authAttempts}), retrying with the reloaded credential in ${ms} ms`);
+				const { kind, dead } = facts.authFailure;
+				if (kind === 'unavailable' && exchangeRetries < MAX_EXCHANGE_RETRIES) {
+					exchangeRetries++;
+					const ms = backoff(exchangeRetries, 1_000, 8_000);
+					log(`credential exchange unavailable (retry ${exchangeRetries}) in ${ms} ms`);
 					await pause(ms);
 					continue;
 				}
+				if ((kind === 'stale' || kind === 'refused') && dead && credentialMoves < MAX_CREDENTIAL_MOVES) {
+					const outcome = await settleRefusal(
+						{ deadToken: dead.token, deadSince: dead.since },
+						storedFingerprint,
+						clock(),
+						checkCancelled,
+					);
+					if (outcome === 'moved on') {
+						credentialMoves++;
+						log(`credential ${kind}: the stored credential moved on; repeating the request (${credentialMoves})`);
+						continue;
+					}
+					log(`credential ${kind}: the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`);
+				}
 				let message = facts.authFailure.message;
 				let description = facts.authFailure.description;
-				if (kind === 'superseded' || kind === 'stale') {
+				if (kind === 'refused' || kind === 'stale') {
 					message = rejectedMessage(settings);
 					description = REJECTED_DESCRIPTION;
 				}

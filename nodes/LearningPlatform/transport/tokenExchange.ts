@@ -17,21 +17,20 @@
  *    reloaded credential, which by then holds the new pair.
  * 3. A 401 from the exchange invalidates nothing on the server, and it is final for that token
  *    (with that username and tenancy): the token was superseded, revoked, or does not match. So a
- *    refused token is not sent again either. Right after the refusal it is reported `superseded`:
- *    another process probably rotated first and is about to store its new pair, so the transport
- *    retries with the reloaded credential. If the reloaded credential still holds the refused
- *    token once a short grace period is over, it is `rejected` for good (wrong username or tenancy,
- *    revoked or spent token): the user must paste a new refresh token. Nothing is persisted in
- *    either case. A refusal is remembered for a minute only, so a later execution asks the server
- *    again (at most one refused exchange per token per minute per process).
+ *    refused token is not sent again for a minute. Both a spent and a refused token are reported
+ *    with the token's fingerprint and since when it is known dead; whether the failure is final
+ *    is decided by the transport from the STORED credential (./refusal.ts): a refusal right after
+ *    another process rotated is normal until that process has stored its new pair. Nothing is
+ *    persisted either way.
  *
  * Tokens are only ever held as SHA-256 hashes in the maps below, never logged or put in errors.
  */
 import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } from 'n8n-workflow';
 
+import { clock } from './clock';
 import { connectionSettings, rootUrl, type ConnectionSettings } from './config';
-import { AUTH_FAILURE, authFailure, headerValue, inspectFailure, type AuthFailureError } from './errors';
+import { AUTH_FAILURE, authFailure, DEAD_SINCE, DEAD_TOKEN, headerValue, inspectFailure, type AuthFailureError } from './errors';
 import { USER_AGENT } from './userAgent';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
@@ -44,13 +43,11 @@ export interface RotatedPair extends IDataObject {
 
 const DEFAULT_LIFETIME_S = 86_400;
 const EXCHANGE_TIMEOUT_MS = 60_000;
-/** How long a refusal (401) of a token is remembered: it is not sent again meanwhile. */
-const REFUSAL_MEMORY_MS = 60_000;
 /**
- * After a refusal, the reloaded credential may still hold the refused token for a moment while
- * the process that rotated it stores the new pair; until then the caller is told to retry.
+ * How long a refusal (401) of a token is remembered: it is not sent again meanwhile. Longer than
+ * the transport's settle time, so one refused exchange per token per minute at most.
  */
-export const REFUSAL_GRACE_MS = 1_500;
+const REFUSAL_MEMORY_MS = 60_000;
 const MAX_SPENT_ENTRIES = 10_000;
 
 /** hash -> the exchange in flight for that token */
@@ -66,8 +63,20 @@ function tokenHash(settings: ConnectionSettings, refreshToken: string): string {
 		.digest('hex');
 }
 
+function storedRefreshToken(credentials: ICredentialDataDecryptedObject | IDataObject): string {
+	return typeof credentials.refreshToken === 'string' ? credentials.refreshToken.trim() : '';
+}
+
+/**
+ * Fingerprint of a credential's refresh token with its base URL, tenancy and username: what a
+ * refused or spent token is compared with when the stored credential is read again.
+ */
+export function credentialFingerprint(credentials: ICredentialDataDecryptedObject | IDataObject): string {
+	return tokenHash(connectionSettings(credentials), storedRefreshToken(credentials));
+}
+
 function markSpent(hash: string) {
-	spent.set(hash, Date.now());
+	spent.set(hash, clock().now());
 	if (spent.size > MAX_SPENT_ENTRIES) {
 		// forgetting the oldest only means a very old spent token would be sent once more and be
 		// refused (a 401 invalidates nothing), never that a remembered pair is handed out
@@ -103,7 +112,7 @@ export async function exchangeRefreshToken(
 	credentials: ICredentialDataDecryptedObject,
 ): Promise<RotatedPair> {
 	const settings = connectionSettings(credentials);
-	const refreshToken = typeof credentials.refreshToken === 'string' ? credentials.refreshToken.trim() : '';
+	const refreshToken = storedRefreshToken(credentials);
 	const missing = [
 		!settings.baseUrl && 'Base URL',
 		!settings.tenancyId && 'Tenancy ID',
@@ -120,16 +129,17 @@ export async function exchangeRefreshToken(
 
 	const refusedAt = refused.get(hash);
 	if (refusedAt !== undefined) {
-		const age = Date.now() - refusedAt;
-		if (age < REFUSAL_MEMORY_MS) throw refusal(settings, age < REFUSAL_GRACE_MS ? 'superseded' : 'rejected');
+		if (clock().now() - refusedAt < REFUSAL_MEMORY_MS) throw refusal(settings, hash, refusedAt);
 		refused.delete(hash);
 	}
 
-	if (spent.has(hash)) {
+	const spentAt = spent.get(hash);
+	if (spentAt !== undefined) {
 		throw authFailure(
 			'stale',
 			`The credential for ${who(settings)} was loaded before its refresh token was rotated (stale credential)`,
 			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
+			{ token: hash, since: spentAt },
 		);
 	}
 
@@ -144,12 +154,15 @@ async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
 		return { ...(await exchange) };
 	} catch (error) {
 		const e = error as AuthFailureError;
-		throw authFailure(e[AUTH_FAILURE] ?? 'unavailable', e.message, e.description);
+		const token = e[DEAD_TOKEN];
+		const since = e[DEAD_SINCE];
+		const dead = token !== undefined && since !== undefined ? { token, since } : undefined;
+		throw authFailure(e[AUTH_FAILURE] ?? 'unavailable', e.message, e.description, dead);
 	}
 }
 
-function refusal(settings: ConnectionSettings, kind: 'superseded' | 'rejected') {
-	return authFailure(kind, rejectedMessage(settings), REJECTED_DESCRIPTION);
+function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) {
+	return authFailure('refused', rejectedMessage(settings), REJECTED_DESCRIPTION, { token: hash, since: refusedAt });
 }
 
 async function runExchange(
@@ -218,8 +231,9 @@ async function runExchange(
 function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: string) {
 	const facts = inspectFailure(error);
 	if (facts.status === 401) {
-		refused.set(hash, Date.now());
-		return refusal(settings, 'superseded');
+		const refusedAt = clock().now();
+		refused.set(hash, refusedAt);
+		return refusal(settings, hash, refusedAt);
 	}
 	if (facts.status === 403 || facts.status === 404 || facts.status === 400) {
 		return authFailure(

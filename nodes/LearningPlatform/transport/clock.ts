@@ -1,0 +1,31 @@
+/**
+ * Time as the transport sees it. Waiting logic takes its `now` and `sleep` from here so that tests
+ * can run minutes of waiting in milliseconds (`useClock` with a fake), while production code
+ * uses the wall clock and n8n's own `sleep`.
+ */
+import { sleep } from 'n8n-workflow';
+
+export interface Clock {
+	now(): number;
+	sleep(ms: number): Promise<void>;
+}
+
+export const systemClock: Clock = {
+	now: () => Date.now(),
+	sleep: async (ms: number) => await sleep(ms),
+};
+
+let current: Clock = systemClock;
+
+/** The clock in force (the system clock unless a test installed another). */
+export function clock(): Clock {
+	return current;
+}
+
+/** Installs `replacement` until the returned function is called. For tests. */
+export function useClock(replacement: Clock): () => void {
+	current = replacement;
+	return () => {
+		current = systemClock;
+	};
+}

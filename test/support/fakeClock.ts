@@ -1,0 +1,35 @@
+import { useClock, type Clock } from '../../nodes/LearningPlatform/transport/clock';
+
+/**
+ * A clock that runs ahead of the wall clock: `sleep(ms)` moves it forward by `ms` at once (after
+ * one turn of the event loop), so the transport's minute-long waits take no real time while real
+ * HTTP still flows. `onSleep` lets a test act at a virtual instant (e.g. a slow store finishing).
+ */
+export class AheadClock implements Clock {
+	offset = 0;
+	slept = 0;
+	onSleep?: (virtualElapsed: number) => void;
+	private readonly started = Date.now();
+
+	now() {
+		return Date.now() + this.offset;
+	}
+
+	async sleep(ms: number) {
+		this.offset += ms;
+		this.slept += ms;
+		await new Promise((resolve) => setImmediate(resolve));
+		this.onSleep?.(this.now() - this.started);
+	}
+}
+
+/** Installs an AheadClock for the duration of `body`. */
+export async function withAheadClock<T>(body: (time: AheadClock) => Promise<T>): Promise<T> {
+	const time = new AheadClock();
+	const restore = useClock(time);
+	try {
+		return await body(time);
+	} finally {
+		restore();
+	}
+}
