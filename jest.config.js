@@ -18,6 +18,8 @@ module.exports = {
 		{
 			displayName: 'e2e',
 			testEnvironment: 'node',
+			// installs (n8n, Node 24, Redis, PostgreSQL) and the package build, once, with no time-out
+			globalSetup: '<rootDir>/test/e2e/globalSetup.ts',
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/e2e/**/*.test.ts'],
 		},

@@ -2,6 +2,7 @@
 // node types) with the session cookie, and the public API (`/api/v1`, X-N8N-API-KEY) for
 // workflows, credentials and executions.
 import { randomUUID } from 'node:crypto';
+import { scaled } from './slowness';
 
 export interface OwnerAccount {
 	email: string;
@@ -62,13 +63,25 @@ export class N8nClient {
 	constructor(public baseUrl: string) {}
 
 	private async request(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string; json: unknown; response: Response }> {
-		const response = await fetch(url, {
-			method,
-			headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
-			body: body !== undefined ? JSON.stringify(body) : undefined,
-			signal: AbortSignal.timeout(120_000),
-		});
-		const text = await response.text();
+		let response: Response;
+		let text: string;
+		for (let attempt = 1; ; attempt++) {
+			try {
+				response = await fetch(url, {
+					method,
+					headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+					body: body !== undefined ? JSON.stringify(body) : undefined,
+					signal: AbortSignal.timeout(scaled(120_000)),
+				});
+				text = await response.text();
+				break;
+			} catch (error) {
+				// A busy n8n sometimes closes a kept-alive connection under a request ("other side
+				// closed"); a read is safe to repeat, a write is not.
+				if (method !== 'GET' || attempt >= 3 || (error as Error).name === 'TimeoutError') throw error;
+				await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+			}
+		}
 		let json: unknown;
 		try {
 			json = text ? JSON.parse(text) : undefined;
@@ -188,6 +201,7 @@ export class N8nClient {
 	}
 
 	async waitForPublication(workflowId: string, wanted: 'published' | 'not_published', timeoutMs = 90_000): Promise<PublicationStatus> {
+		timeoutMs = scaled(timeoutMs);
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const status = await this.publicationStatus(workflowId);
@@ -239,6 +253,7 @@ export class N8nClient {
 	): Promise<ExecutionSummary[]> {
 		const { includeData = true, intervalMs = 500 } = options;
 		const finished = (executions: ExecutionSummary[]) => executions.filter((e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting');
+		timeoutMs = scaled(timeoutMs);
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const executions = await this.listExecutions({ workflowId });

@@ -12,3 +12,5 @@ export * from './sandbox-api';
 export * from './stack';
 export * from './tls-front';
 export * from './queue';
+export * from './services';
+export * from './slowness';

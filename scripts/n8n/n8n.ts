@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { log, step } from './log';
+import { recordStartTime } from './slowness';
 import { n8nPaths, type N8nPaths } from './paths';
 import { freePort } from './ports';
 import { run, spawnManaged, type ManagedProcess } from './processes';
@@ -293,7 +294,11 @@ export class N8nProcess {
 				logFile: this.logFile,
 				echo: this.options.echo,
 			});
-			if (command === 'start') await this.waitReady(this.options.readyTimeoutMs ?? 240_000);
+			if (command === 'start') {
+				const startedAt = Date.now();
+				await this.waitReady(this.options.readyTimeoutMs ?? 240_000);
+				recordStartTime(Date.now() - startedAt);
+			}
 			else await this.proc.waitForLine(/n8n worker is now ready|Webhook listener waiting for requests/, this.options.readyTimeoutMs ?? 240_000);
 		});
 	}

@@ -15,6 +15,7 @@ import { packPackageCached, type PackedPackage } from './pack';
 import { cacheRoot, type N8nPaths } from './paths';
 import { assertPortsFree, freePort } from './ports';
 import { onCleanup } from './processes';
+import { ensureQueueServices, startPostgres, type PostgresServer } from './services';
 import { startSandboxApi, type SandboxApi } from './sandbox-api';
 import { makeCertificates, startTlsFront, type Certificates, type TlsFront } from './tls-front';
 
@@ -51,6 +52,11 @@ export interface StackOptions {
 	echo?: boolean;
 	/** A tarball already packed (skip build + pack). */
 	packed?: PackedPackage;
+	/**
+	 * n8n's database: SQLite in the user folder (default), or a throwaway PostgreSQL for stacks
+	 * where several n8n processes (CLI runs, workers) write at once.
+	 */
+	database?: 'sqlite' | 'postgres';
 }
 
 export interface Stack {
@@ -61,6 +67,8 @@ export interface Stack {
 	certificates: Certificates;
 	front: TlsFront;
 	sandbox?: SandboxApi;
+	/** With `database: 'postgres'`. */
+	postgres?: PostgresServer;
 	host: N8nHost;
 	main: N8nProcess;
 	client: N8nClient;
@@ -137,12 +145,37 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			stoppers.push({ name: 'sandbox API', fn: () => sandbox!.stop() });
 		}
 
+		let postgres: PostgresServer | undefined;
+		let databaseEnv: Record<string, string> = {};
+		if (options.database === 'postgres') {
+			const { pgBin } = await step('ensure PostgreSQL (Debian package)', () => ensureQueueServices());
+			// Its folder belongs to the `postgres` user: outside the work folder, removed on stop.
+			const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-pg-`));
+			fs.chmodSync(pgDir, 0o755);
+			postgres = await startPostgres({ pgBin, baseDir: path.join(pgDir, 'pg'), logFile: path.join(logDir, 'postgres.log'), echo: options.echo });
+			stoppers.push({
+				name: 'PostgreSQL',
+				fn: async () => {
+					await postgres!.stop();
+					fs.rmSync(pgDir, { recursive: true, force: true });
+				},
+			});
+			databaseEnv = {
+				DB_TYPE: 'postgresdb',
+				DB_POSTGRESDB_HOST: '127.0.0.1',
+				DB_POSTGRESDB_PORT: String(postgres.port),
+				DB_POSTGRESDB_DATABASE: postgres.database,
+				DB_POSTGRESDB_USER: postgres.user,
+				DB_POSTGRESDB_PASSWORD: '',
+			};
+		}
+
 		const webhookBaseUrl = `${front.url}/`;
 		const host = new N8nHost({
 			userFolder: path.join(workDir, 'n8n'),
 			encryptionKey: options.encryptionKey,
 			webhookUrl: webhookBaseUrl,
-			env: options.n8nEnv,
+			env: { ...databaseEnv, ...(options.n8nEnv ?? {}) },
 			logDir,
 			listenAddress: options.listenAddress,
 			paths,
@@ -164,6 +197,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			certificates,
 			front,
 			sandbox,
+			postgres,
 			host,
 			main,
 			client: main.client,

@@ -3,7 +3,10 @@
 // (scripts/n8n/queue.ts). Asserts on what n8n stored, what each worker logged, and what the
 // sandbox API saw:
 // - rotation across workers: 40 webhook-started executions from an expired API key, spread over
-//   both workers, none failed; five times in a row;
+//   both workers, none failed, five times in a row, with the API answering after 300 ms and every
+//   credential update in PostgreSQL taking 2.5 s (a slow or remote database);
+// - a really dead refresh token: every execution fails with the clear error within the settle
+//   bound, and the stored credential is untouched;
 // - rate limit across workers: a bulk bookmark run split over two workers at 60 requests/minute;
 // - the webhook trigger's deliveries arrive at the main process and run on workers;
 // - the polling trigger keeps one cursor: records created between polls arrive exactly once.
@@ -13,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import {
 	cleanupAll,
 	executionError,
+	scaled,
 	executionsByWorker,
 	log,
 	nodeOutput,
@@ -23,6 +27,7 @@ import {
 	type QueueStack,
 	type SandboxUser,
 } from '../../scripts/n8n';
+import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
 import { landed, linearWorkflow, sleep, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
@@ -39,6 +44,8 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	const report: Record<string, unknown> = {};
 
 	const rotCred = uniqueId('qRot');
+	const deadCred = uniqueId('qDead');
+	let deadCredentialData: Record<string, unknown> = {};
 	const bulkCred = uniqueId('qBulk');
 	const hookCred = uniqueId('qHook');
 	const pollCred = uniqueId('qPoll');
@@ -46,6 +53,8 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 
 	const rotWorkflow = uniqueId('qRotWf');
 	const rotPath = `queue-rotation-${rotWorkflow.toLowerCase()}`;
+	const deadWorkflow = uniqueId('qDeadWf');
+	const deadPath = `queue-dead-${deadWorkflow.toLowerCase()}`;
 	const bulkWorkflow = uniqueId('qBulkWf');
 	const bulkPath = `queue-bulk-${bulkWorkflow.toLowerCase()}`;
 	const hookWorkflow = uniqueId('qHookWf');
@@ -66,8 +75,8 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 
 	const control = () => stack.sandbox!.control;
 
-	async function callRotationHook(): Promise<{ status: number; body: string }> {
-		const response = await fetch(`${stack.main.url}/webhook/${rotPath}`, {
+	async function callRotationHook(path = rotPath): Promise<{ status: number; body: string }> {
+		const response = await fetch(`${stack.main.url}/webhook/${path}`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: '{}',
@@ -87,8 +96,12 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	beforeAll(async () => {
 		stack = await startQueueStack({ name: 'e2e-queue', sandbox: true, workers: 2, concurrency: 10 });
 		// One sandbox API user per credential: each has its own tokens, rate-limit bucket and subscriptions.
-		for (const id of [rotCred, bulkCred, hookCred, pollCred]) users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
-		await stack.host.importCredentials([...users].map(([id, user]) => sandboxCredential(id, `queue ${id}`, user)));
+		for (const id of [rotCred, deadCred, bulkCred, hookCred, pollCred]) users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
+		const credentials = [...users].map(([id, user]) => sandboxCredential(id, `queue ${id}`, user));
+		await stack.host.importCredentials(credentials);
+		deadCredentialData = credentials.find((c) => c.id === deadCred)!.data;
+		// The operator issues a new token for that API user: the imported one is dead for good.
+		await control().newUser(users.get(deadCred)!.username);
 
 		const hook = (path: string, responseMode: string) => ({
 			name: 'Webhook',
@@ -101,6 +114,10 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			linearWorkflow(rotWorkflow, 'queue: rotation (webhook-started)', [
 				hook(rotPath, 'lastNode'),
 				{ name: 'Events', type: TYPES.action, credentialId: rotCred, parameters: { resource: 'webhook', operation: 'getEvents' } },
+			]),
+			linearWorkflow(deadWorkflow, 'queue: dead refresh token (webhook-started)', [
+				hook(deadPath, 'lastNode'),
+				{ name: 'Events', type: TYPES.action, credentialId: deadCred, parameters: { resource: 'webhook', operation: 'getEvents' } },
 			]),
 			linearWorkflow(bulkWorkflow, 'queue: bulk bookmarks', [
 				hook(bulkPath, 'onReceived'),
@@ -125,6 +142,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			]),
 		]);
 		await stack.client.activate(rotWorkflow);
+		await stack.client.activate(deadWorkflow);
 		await stack.client.activate(bulkWorkflow);
 		// The polling trigger: activation polls once (the baseline, `startFrom: now`), then every
 		// minute in the main process. Records created now arrive with the next poll.
@@ -180,60 +198,116 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		expect((await control().subscriptions(user.username)).filter((s) => !s.deleted_at)).toHaveLength(0);
 	});
 
-	test('rotation across workers: 40 executions from an expired API key, 5 times in a row, none fails', async () => {
+	/** Every UPDATE of n8n's credentials table waits 2.5 s: what a loaded machine or a remote database does. */
+	async function slowCredentialStore<T>(body: () => Promise<T>): Promise<T> {
+		await stack.postgres.sql(`
+			CREATE OR REPLACE FUNCTION lp_slow_credential_update() RETURNS trigger AS $$
+			BEGIN PERFORM pg_sleep(2.5); RETURN NEW; END $$ LANGUAGE plpgsql;
+			DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;
+			CREATE TRIGGER lp_slow_credential_update BEFORE UPDATE ON credentials_entity
+				FOR EACH ROW EXECUTE FUNCTION lp_slow_credential_update();`);
+		await control().call('PUT', '/faults', [{ kind: 'delay', delayMs: 300 }]);
+		try {
+			return await body();
+		} finally {
+			await control().call('DELETE', '/faults');
+			await stack.postgres.sql('DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;');
+		}
+	}
+
+	test('rotation across workers, slow credential store: 40 executions from an expired API key, 5 times in a row, none fails', async () => {
 		await control().config({ rateLimitPerMinute: 10_000 });
 		const user = users.get(rotCred)!;
-		// The first use exchanges the imported refresh token (empty API key).
-		expect((await callRotationHook()).status).toBe(200);
 		const runs: Array<Record<string, unknown>> = [];
-		let seen = new Set((await executionsOf(rotWorkflow)).map((e) => String(e.id)));
-		for (let run = 1; run <= 5; run++) {
-			const before = await control().auth(user.username);
-			await control().expireApiKey(user.username);
+		await slowCredentialStore(async () => {
+			// The first use exchanges the imported refresh token (empty API key).
 			const t0 = Date.now();
-			const answers = await Promise.all(Array.from({ length: 40 }, () => callRotationHook()));
-			const ms = Date.now() - t0;
-			const after = await control().auth(user.username);
-			expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.slice(0, 200)}`)).toEqual([]);
+			expect((await callRotationHook()).status).toBe(200);
+			// the trigger is in force: storing the first pair took at least its 2.5 s
+			expect(Date.now() - t0).toBeGreaterThanOrEqual(2_500);
+			let seen = new Set((await executionsOf(rotWorkflow)).map((e) => String(e.id)));
+			for (let run = 1; run <= 5; run++) {
+				const before = await control().auth(user.username);
+				await control().expireApiKey(user.username);
+				const started = Date.now();
+				const answers = await Promise.all(Array.from({ length: 40 }, () => callRotationHook()));
+				const ms = Date.now() - started;
+				const after = await control().auth(user.username);
 
-			const all = await waitFinished(rotWorkflow, seen.size + 40, 120_000);
-			const fresh = all.filter((e) => !seen.has(String(e.id)));
-			expect(fresh).toHaveLength(40);
-			const failed = fresh.filter((e) => e.status !== 'success');
-			if (failed.length) {
-				const detailed = await Promise.all(failed.map((e) => stack.client.getExecution(String(e.id))));
-				throw new Error(`run ${run}: ${failed.length} failed executions\n${summary(detailed)}`);
+				const all = await waitFinished(rotWorkflow, seen.size + 40, 300_000);
+				const fresh = all.filter((e) => !seen.has(String(e.id)));
+				const failed = fresh.filter((e) => e.status !== 'success');
+				const byWorker = executionsByWorker(stack.workers);
+				const spread = [...byWorker].map(([name, ids]) => [name, fresh.filter((e) => ids.has(String(e.id))).length] as const);
+				const entry = {
+					run,
+					ms,
+					exchanges: after.exchanges - before.exchanges,
+					refusedExchanges: after.failed_exchanges - before.failed_exchanges,
+					failed: failed.length,
+					spread: Object.fromEntries(spread),
+				};
+				runs.push(entry);
+				log(`queue rotation (slow store) run ${run}: ${JSON.stringify(entry)}`);
+				if (failed.length) {
+					const detailed = await Promise.all(failed.map((e) => stack.client.getExecution(String(e.id))));
+					throw new Error(`run ${run}: ${failed.length} of 40 executions failed\n${summary(detailed)}`);
+				}
+				expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.slice(0, 200)}`)).toEqual([]);
+				expect(fresh).toHaveLength(40);
+				expect(spread.every(([, n]) => n > 0)).toBe(true);
+				expect(spread.reduce((sum, [, n]) => sum + n, 0)).toBe(40);
+				// At least one exchange (the key had expired); one per process at most that raced.
+				expect(entry.exchanges).toBeGreaterThanOrEqual(1);
+				expect(entry.exchanges).toBeLessThanOrEqual(stack.workers.length);
+
+				// The stored credential works afterwards: one more execution, no new exchange.
+				const check = await callRotationHook();
+				expect(check.status).toBe(200);
+				expect((await control().auth(user.username)).exchanges).toBe(after.exchanges);
+				seen = new Set((await waitFinished(rotWorkflow, seen.size + 41, 120_000)).map((e) => String(e.id)));
 			}
-			const byWorker = executionsByWorker(stack.workers);
-			const spread = [...byWorker].map(([name, ids]) => [name, fresh.filter((e) => ids.has(String(e.id))).length] as const);
-			const entry = {
-				run,
-				ms,
-				exchanges: after.exchanges - before.exchanges,
-				refusedExchanges: after.failed_exchanges - before.failed_exchanges,
-				failed: failed.length,
-				spread: Object.fromEntries(spread),
-			};
-			runs.push(entry);
-			log(`queue rotation run ${run}: ${JSON.stringify(entry)}`);
-			expect(spread.every(([, n]) => n > 0)).toBe(true);
-			expect(spread.reduce((sum, [, n]) => sum + n, 0)).toBe(40);
-			// At least one exchange (the key had expired); one per process at most that raced.
-			expect(entry.exchanges).toBeGreaterThanOrEqual(1);
-			expect(entry.exchanges).toBeLessThanOrEqual(stack.workers.length);
-
-			// The stored credential works afterwards: one more execution, no new exchange.
-			const check = await callRotationHook();
-			expect(check.status).toBe(200);
-			expect((await control().auth(user.username)).exchanges).toBe(after.exchanges);
-			seen = new Set((await waitFinished(rotWorkflow, seen.size + 41, 60_000)).map((e) => String(e.id)));
-		}
+		});
 		// What n8n stored is the pair the sandbox considers live.
 		const live = await control().auth(user.username);
 		const stored = await stack.host.storedCredential(rotCred);
 		expect(stored.refreshToken).toBe(live.refresh_token);
 		expect(stored.apiKey).toBe(live.api_key);
 		report.rotation = runs;
+	});
+
+	test('a really dead refresh token, slow credential store: 40 executions each fail with the clear error within the settle bound; nothing stored changes', async () => {
+		await control().config({ rateLimitPerMinute: 10_000 });
+		const user = users.get(deadCred)!;
+		const before = await control().auth(user.username);
+		const started = Date.now();
+		const answers = await slowCredentialStore(async () => await Promise.all(Array.from({ length: 40 }, () => callRotationHook(deadPath))));
+		const ms = Date.now() - started;
+		expect(answers.map((a) => a.status).filter((status) => status === 200)).toEqual([]);
+
+		const executions = await waitFinished(deadWorkflow, 40, 300_000);
+		expect(executions).toHaveLength(40);
+		const expected = `The refresh token for API user '${user.username}' on tenancy '${user.tenancy_id}' was rejected by the learning platform (401). Paste a new refresh token in the credential.`;
+		const messages = executions.map((e) => executionError(e) ?? `status ${e.status}`);
+		expect(messages.filter((m) => !m.includes(expected))).toEqual([]);
+		expect(executions.map((e) => e.status).filter((status) => status !== 'error')).toEqual([]);
+		// Each execution's own run time stays within the bound (plus API latency and n8n's overhead).
+		const durations = executions.map((e) => Date.parse(e.stoppedAt ?? '') - Date.parse(e.startedAt));
+		const slowest = Math.max(...durations);
+		expect(slowest).toBeLessThanOrEqual(REFUSAL_SETTLE_MS + scaled(15_000));
+		// ...and the first ones did wait for the store to move on before giving up.
+		expect(slowest).toBeGreaterThanOrEqual(REFUSAL_SETTLE_MS - 2_000);
+
+		// No exchange succeeded, at most one refused exchange per process (the refusal is remembered).
+		const after = await control().auth(user.username);
+		expect(after.exchanges).toBe(before.exchanges);
+		expect(after.failed_exchanges - before.failed_exchanges).toBeGreaterThanOrEqual(1);
+		expect(after.failed_exchanges - before.failed_exchanges).toBeLessThanOrEqual(stack.workers.length);
+		// What n8n stores is exactly what was imported.
+		const stored = await stack.host.storedCredential(deadCred);
+		expect(stored).toMatchObject({ refreshToken: deadCredentialData.refreshToken, apiKey: '' });
+		report.deadToken = { executions: executions.length, ms, slowestMs: slowest, fastestMs: Math.min(...durations), refusedExchanges: after.failed_exchanges - before.failed_exchanges };
+		log(`queue dead token: ${JSON.stringify(report.deadToken)}`);
 	});
 
 	test('rate limit across workers: 2 executions x 60 bookmarks at 60 requests/minute, no failed item', async () => {

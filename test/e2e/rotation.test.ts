@@ -17,7 +17,9 @@ import {
 const describeIf = landed().sandbox && landed().credential && landed().action ? describe : describe.skip;
 
 describeIf('credential rotation in real n8n', () => {
-	const ctx = useStack('e2e-rotation');
+	// PostgreSQL: three `n8n execute` processes and the main process write the database at once (a
+	// SQLite file answers SQLITE_BUSY to all but one).
+	const ctx = useStack('e2e-rotation', { database: 'postgres' });
 	const credId = uniqueId('rotCred');
 	const hookWorkflowId = uniqueId('rotHook');
 	const cliWorkflowId = uniqueId('rotCli');
@@ -124,10 +126,11 @@ describeIf('credential rotation in real n8n', () => {
 			const requests = await control.call<Array<Record<string, unknown>>>('GET', `/requests?username=${encodeURIComponent(user.username)}`);
 			log(JSON.stringify(requests.slice(-12).map((r) => [r.at, r.path, r.authorization_kind, r.status])));
 		}
-		for (const run of runs) {
-			if (!run.ok) throw new Error(`n8n execute failed (code ${run.code}, signal ${run.signal}):\n${(run.stdout + run.stderr).slice(-3000)}`);
-		}
-		const cliExecutions = await ctx.client.listExecutions({ workflowId: cliWorkflowId, includeData: true });
+		// Judged by what n8n stored: `n8n execute` 2.40.7 can crash on exit after storing its run.
+		const cliExecutions = await ctx.client.waitForExecutions(cliWorkflowId, 3, 60_000).catch((error: Error) => {
+			const output = runs.map((run) => `code ${run.code}, signal ${run.signal}:\n${(run.stdout + run.stderr).slice(-1500)}`).join('\n---\n');
+			throw new Error(`${error.message}\nn8n execute output:\n${output}`);
+		});
 		expect(executionsSummary(cliExecutions.filter((e) => e.status !== 'success'))).toBe('');
 		expect(cliExecutions).toHaveLength(3);
 
