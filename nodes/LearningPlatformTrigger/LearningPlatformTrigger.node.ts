@@ -13,6 +13,7 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { eventMatches, isWildcardEvent } from '../LearningPlatform/helpers/events';
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+import { deliveryAge } from './deliveryAge';
 import { deliveryKey, isRepeatedDelivery } from './repeatedDeliveries';
 import { verifyDelivery } from './signature';
 import { createSubscription, deleteSubscription, readStoredSubscription, subscriptionExists } from './subscription';
@@ -108,7 +109,7 @@ export class LearningPlatformTrigger implements INodeType {
 				displayName: 'Options',
 				name: 'options',
 				type: 'collection',
-				placeholder: 'Add option',
+				placeholder: 'Add Option',
 				default: {},
 				options: [
 					{
@@ -117,7 +118,16 @@ export class LearningPlatformTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to start no second execution when the platform sends a delivery again with identical content (a retry after a time-out) within 15 minutes of the attempt that started one. Checked per n8n process. Turn off to start an execution for every delivery.',
+							'Whether to acknowledge a delivery the platform sends again with identical content (a retry after a time-out) without running the workflow a second time, within 15 minutes of the attempt that ran it. Checked per n8n process. Turn off to run the workflow for every delivery.',
+					},
+					{
+						displayName: 'Reject Deliveries Older Than (Minutes)',
+						name: 'maxDeliveryAgeMinutes',
+						type: 'number',
+						typeOptions: { minValue: 1 },
+						default: 60,
+						description:
+							"Refuse a delivery sent longer ago than this, so a copy of a genuine delivery replayed later starts nothing, even after n8n restarts. The send time is the delivery's signed <code>now</code>. A platform retry of an older delivery is refused too: redispatch it from the platform's delivery log (a redispatch is sent with a new time). Leave room for a clock difference between the platform and n8n.",
 					},
 				],
 			},
@@ -187,7 +197,18 @@ export class LearningPlatformTrigger implements INodeType {
 			return { webhookResponse: { received: true, passedOn: false } };
 		}
 
-		const options = this.getNodeParameter('options', {}) as { ignoreRepeatedDeliveries?: boolean };
+		const options = this.getNodeParameter('options', {}) as { ignoreRepeatedDeliveries?: boolean; maxDeliveryAgeMinutes?: number };
+		if (options.maxDeliveryAgeMinutes !== undefined) {
+			const age = deliveryAge(delivery.now, options.maxDeliveryAgeMinutes, Date.now());
+			if (age.tooOld) {
+				this.logger.warn('Learning Platform Trigger: a delivery older than the allowed age was refused', {
+					event,
+					workflowId: this.getWorkflow().id,
+					sentAt: age.sentAt,
+				});
+				return reject.call(this, 400, age.reason);
+			}
+		}
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = deliveryKey(
 				[this.getWorkflow().id ?? '', this.getNode().id, this.getMode(), String(stored.subscriptionId ?? '')],

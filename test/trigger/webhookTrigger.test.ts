@@ -556,3 +556,67 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 		for (let i = 0; i < 3; i++) expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
 	});
 });
+
+describe('replays after the repeat memory is gone (restart, or later than 15 minutes): "Reject Deliveries Older Than"', () => {
+	let a: Activation;
+	let sent: IDataObject;
+
+	beforeAll(async () => {
+		a = activation({ webhookBaseUrl: 'https://n8n.test/replays' });
+		const kept = await activate(a);
+		const { contentId, userId } = await aCourseAndLearner();
+		const attempt = await captureDelivery(kept.subscriptionId as number, () => t.sandbox.control.simulateCompletion({ contentId, userId }));
+		sent = JSON.parse(attempt.body) as IDataObject;
+		// the sandbox stamps `now` with its clock: the send time of a genuine delivery
+		expect(Math.abs((sent.now as number) * 1000 - Date.now())).toBeLessThan(60_000);
+	});
+	afterAll(async () => await hook('delete', a));
+
+	/** A genuine delivery as the platform would sign it, sent `minutesAgo` before now. */
+	const signedAt = (minutesAgo: number, marker: string) => {
+		const rawBody = Buffer.from(
+			JSON.stringify({ ...sent, now: Math.floor(Date.now() / 1000) - minutesAgo * 60, delivery_id: marker }),
+			'utf8',
+		);
+		const headers = {
+			'content-type': 'application/json',
+			authorization: `Bearer ${stored(a).authToken as string}`,
+			'x-signature': createHmac('sha256', stored(a).signingKey as string).update(rawBody).digest('hex'),
+		};
+		return { rawBody, headers };
+	};
+	// repeat memory off: what a restarted n8n process (empty memory) sees
+	const withLimit = (minutes?: number) => ({
+		event: COMPLETION_CREATED,
+		options: { ignoreRepeatedDeliveries: false, ...(minutes === undefined ? {} : { maxDeliveryAgeMinutes: minutes }) },
+	});
+
+	test('a signed delivery older than the limit is refused with 400 and starts nothing', async () => {
+		const old = signedAt(61, 'replay-61');
+		const { webhookResponse, response } = await deliver(a, old.headers, old.rawBody, withLimit(60));
+		expect(webhookResponse).toEqual({ noWebhookResponse: true });
+		expect(response.statusCode).toBe(400);
+		expect(String((JSON.parse(response.body) as IDataObject).message)).toMatch(/more than 60 minutes ago.*redispatch/);
+	});
+
+	test('within the limit, and a send time ahead of n8n (clock skew), it runs', async () => {
+		for (const [minutesAgo, marker] of [
+			[59, 'recent-59'],
+			[-3, 'skew-ahead'],
+		] as const) {
+			const recent = signedAt(minutesAgo, marker);
+			const run = await deliver(a, recent.headers, recent.rawBody, withLimit(60));
+			expect(run.webhookResponse.workflowData?.[0]).toHaveLength(1);
+		}
+	});
+
+	test('without the option (existing workflows) an old delivery still runs; a forged send time fails the signature', async () => {
+		const old = signedAt(600, 'old-no-option');
+		expect((await deliver(a, old.headers, old.rawBody, withLimit())).webhookResponse.workflowData?.[0]).toHaveLength(1);
+		// moving `now` forward without the signing key breaks the signature: 401, nothing runs
+		const tampered = Buffer.from(old.rawBody.toString('utf8').replace(/"now":\d+/, `"now":${Math.floor(Date.now() / 1000)}`), 'utf8');
+		const forged = await deliver(a, old.headers, tampered, withLimit(60));
+		expect(forged.response.statusCode).toBe(401);
+		expect(forged.webhookResponse.workflowData).toBeUndefined();
+	});
+});
