@@ -285,7 +285,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const ms = Date.now() - started;
 		expect(answers.map((a) => a.status).filter((status) => status === 200)).toEqual([]);
 
-		const executions = await waitFinished(deadWorkflow, 40, 300_000);
+		const executions = await stack.client.waitForExecutions(deadWorkflow, 40, 300_000, { intervalMs: 1000 });
 		expect(executions).toHaveLength(40);
 		const expected = `The refresh token for API user '${user.username}' on tenancy '${user.tenancy_id}' was rejected by the learning platform (401). Paste a new refresh token in the credential.`;
 		const messages = executions.map((e) => executionError(e) ?? `status ${e.status}`);
