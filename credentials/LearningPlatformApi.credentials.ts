@@ -39,7 +39,7 @@ export class LearningPlatformApi implements ICredentialType {
 		{
 			displayName:
 				'The refresh token is single-use. It is exchanged for an API key (and so checked) the first time a workflow uses this credential; n8n then stores the new token it receives. Testing this credential does not spend the token and so does not check it: the test checks the form only, not the connection, the tenancy or the API user.',
-			name: 'refreshTokenNotice',
+			name: 'firstUseNotice',
 			type: 'notice',
 			default: '',
 		},

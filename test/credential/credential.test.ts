@@ -24,11 +24,11 @@ describe('credential type', () => {
 		expect(credential.displayName).toBe('Learning Platform API');
 		expect(credential.documentationUrl).toMatch(/^https:\/\//);
 		const byName = Object.fromEntries(credential.properties.map((p) => [p.name, p]));
-		expect(Object.keys(byName)).toEqual(['refreshTokenNotice', 'baseUrl', 'tenancyId', 'username', 'refreshToken', 'apiKey', 'apiKeyExpiresAt']);
+		expect(Object.keys(byName)).toEqual(['firstUseNotice', 'baseUrl', 'tenancyId', 'username', 'refreshToken', 'apiKey', 'apiKeyExpiresAt']);
 		// the form says what the test cannot: the token is exchanged (and checked) on first use only
-		expect(byName.refreshTokenNotice).toMatchObject({ type: 'notice', default: '' });
-		expect(byName.refreshTokenNotice.displayName).toMatch(/exchanged for an API key \(and so checked\) the first time/);
-		expect(byName.refreshTokenNotice.displayName).toMatch(/does not spend the token and so does not check it/);
+		expect(byName.firstUseNotice).toMatchObject({ type: 'notice', default: '' });
+		expect(byName.firstUseNotice.displayName).toMatch(/exchanged for an API key \(and so checked\) the first time/);
+		expect(byName.firstUseNotice.displayName).toMatch(/does not spend the token and so does not check it/);
 		expect(byName.tenancyId.placeholder).toBeTruthy();
 		expect(byName.username.placeholder).toBeTruthy();
 		expect(byName.refreshToken).toMatchObject({ type: 'string', typeOptions: { password: true }, noDataExpression: true });

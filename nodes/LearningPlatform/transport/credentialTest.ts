@@ -54,7 +54,11 @@ export async function testLearningPlatformCredential(
 	} catch {
 		parsed = undefined;
 	}
-	if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') || !parsed.hostname) {
+	if (
+		!parsed ||
+		(parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+		!parsed.hostname
+	) {
 		return {
 			status: 'Error',
 			message: `The Base URL "${settings.baseUrl}" is not an http(s) URL, e.g. https://lms.example.com`,
