@@ -29,7 +29,10 @@ try {
 		encoding: 'utf8',
 		env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
 	});
-	const fix = (text) => (text ?? '').replaceAll(stage, root);
+	// n8n-node forces colour on eslint; drop it when the output is not a terminal (CI logs)
+	const plain = (text) =>
+		process.stdout.isTTY ? text : text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+	const fix = (text) => plain((text ?? '').replaceAll(stage, root));
 	process.stdout.write(fix(run.stdout));
 	process.stderr.write(fix(run.stderr));
 	if (run.error) throw run.error;
