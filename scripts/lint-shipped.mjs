@@ -14,6 +14,7 @@ import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SHIPPED = ['package.json', 'eslint.config.mjs', 'tsconfig.json', 'nodes', 'credentials'];
@@ -30,8 +31,7 @@ try {
 		env: { ...process.env, FORCE_COLOR: process.env.FORCE_COLOR ?? '0' },
 	});
 	// n8n-node forces colour on eslint; drop it when the output is not a terminal (CI logs)
-	const plain = (text) =>
-		process.stdout.isTTY ? text : text.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
+	const plain = (text) => (process.stdout.isTTY ? text : stripVTControlCharacters(text));
 	const fix = (text) => plain((text ?? '').replaceAll(stage, root));
 	process.stdout.write(fix(run.stdout));
 	process.stderr.write(fix(run.stderr));
