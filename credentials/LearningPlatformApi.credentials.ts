@@ -23,7 +23,8 @@ const EXPIRY_SKEW_MS = 60_000;
  *
  * Tested by the nodes' function test (`testedBy: 'learningPlatformApiTest'`), never by a
  * declarative `test`: that would run `preAuthentication` and spend the refresh token from the
- * editor (see nodes/LearningPlatform/transport/credentialTest.ts).
+ * editor. The function test checks the form only (see
+ * nodes/LearningPlatform/transport/credentialTest.ts); the notice at the top of the form says so.
  */
 export class LearningPlatformApi implements ICredentialType {
 	name = 'learningPlatformApi';
@@ -35,6 +36,13 @@ export class LearningPlatformApi implements ICredentialType {
 	documentationUrl = 'https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#credentials';
 
 	properties: INodeProperties[] = [
+		{
+			displayName:
+				'The refresh token is single-use. It is exchanged for an API key (and so checked) the first time a workflow uses this credential; n8n then stores the new token it receives. Testing this credential does not spend the token and so does not check it: the test checks the form only, not the connection, the tenancy or the API user.',
+			name: 'firstUseNotice',
+			type: 'notice',
+			default: '',
+		},
 		{
 			displayName: 'Base URL',
 			name: 'baseUrl',
@@ -49,6 +57,7 @@ export class LearningPlatformApi implements ICredentialType {
 			name: 'tenancyId',
 			type: 'string',
 			default: '',
+			placeholder: 'e.g. acme-learning',
 			required: true,
 			description: 'Identifier of your tenancy, issued by the platform operator',
 		},
@@ -57,6 +66,7 @@ export class LearningPlatformApi implements ICredentialType {
 			name: 'username',
 			type: 'string',
 			default: '',
+			placeholder: 'e.g. n8n-integration',
 			required: true,
 			description:
 				'The API username issued for this integration. Give each integration its own API user: refresh tokens are single-use, and tools sharing one would invalidate each other.',

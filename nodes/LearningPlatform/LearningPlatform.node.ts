@@ -13,7 +13,9 @@ export class LearningPlatform implements INodeType {
 		name: 'learningPlatform',
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['input'],
-		version: 1,
+		// 1.1: Simplify on by default (see actions/common.descriptions.ts)
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
 		description:
 			'Read learning records (activity completions, attendance, content, the completions change feed), create bookmarks and manage webhook subscriptions of a learning platform',

@@ -17,7 +17,9 @@ import {
 	toFeedTimestamp,
 	walkFeed,
 } from '../LearningPlatform/helpers/feed';
+import { simplifyDefault, simplifyProperties } from '../LearningPlatform/actions/common.descriptions';
 import { enabledFlags } from '../LearningPlatform/helpers/fields';
+import { simplifyRecords } from '../LearningPlatform/helpers/simplify';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import {
 	VISIBILITY_MARGIN_SECONDS,
@@ -141,7 +143,9 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		name: 'learningPlatformCompletionTrigger',
 		icon: { light: 'file:learningPlatformCompletion.svg', dark: 'file:learningPlatformCompletion.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1: Simplify on by default (see LearningPlatform/actions/common.descriptions.ts)
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		subtitle: 'Completions feed',
 		description:
 			'Starts the workflow when completion records change, by polling the completions feed (no public URL needed)',
@@ -232,6 +236,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				default: {},
 				options: feedFlagOptions,
 			},
+			...simplifyProperties('completion'),
 		],
 	};
 
@@ -243,10 +248,13 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const settings = readSettings.call(this);
+		const simplify = this.getNodeParameter('simple', simplifyDefault(this.getNode().typeVersion)) as boolean;
+		const output = (records: IDataObject[]) =>
+			this.helpers.returnJsonArray(simplify ? simplifyRecords(records, 'completion') : records);
 
 		if (this.getMode() === 'manual') {
 			const sample = await newestSample.call(this, settings);
-			return sample.length > 0 ? [this.helpers.returnJsonArray(sample)] : null;
+			return sample.length > 0 ? [output(sample)] : null;
 		}
 
 		const staticData = this.getWorkflowStaticData('node');
@@ -281,6 +289,6 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 
 		// The baseline of "now" only marks what already happened as processed.
 		if (baseline || emit.length === 0) return null;
-		return [this.helpers.returnJsonArray(emit)];
+		return [output(emit)];
 	}
 }

@@ -14,7 +14,8 @@ beforeAll(async () => {
 afterAll(async () => await t.close());
 afterEach(async () => await t.sandbox.control.clearFaults());
 
-const feed = (extra: Record<string, unknown> = {}) => ({ resource: 'completion', operation: 'getMany', ...extra });
+// Full records (Simplify off): these tests check the feed's fields; Simplify has test/node/simplify.test.ts.
+const feed = (extra: Record<string, unknown> = {}) => ({ resource: 'completion', operation: 'getMany', simple: false, ...extra });
 const ids = (records: Array<Record<string, unknown>>) => records.map((r) => r.completionid as number);
 
 describe('completion: getMany', () => {

@@ -16,9 +16,11 @@ afterEach(async () => {
 	await t.sandbox.control.setConfig({ reportReadyAfterPolls: 2, reportReadyAfterMs: 0 });
 });
 
+// Full records (Simplify off): these tests check the API's fields; Simplify has test/node/simplify.test.ts.
 const activityCompletions = (extra: Record<string, unknown> = {}) => ({
 	resource: 'report',
 	operation: 'getActivityCompletions',
+	simple: false,
 	...extra,
 });
 
@@ -191,6 +193,7 @@ describe('report: getAttendance and getContent', () => {
 		const result = await t.run({
 			resource: 'report',
 			operation: 'getAttendance',
+			simple: false,
 			filters: { contentId: String(liveLearningId) },
 			options: { sessionFields: true, contentFields: true },
 		});

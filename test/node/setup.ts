@@ -14,7 +14,10 @@ export interface NodeTestContext {
 	sandbox: SandboxHandle;
 	credentials: CredentialStore;
 	username: string;
-	run(parameters: IDataObject, options?: { items?: INodeExecutionData[]; continueOnFail?: boolean }): Promise<ExecuteNodeResult>;
+	run(
+		parameters: IDataObject,
+		options?: { items?: INodeExecutionData[]; continueOnFail?: boolean; typeVersion?: number },
+	): Promise<ExecuteNodeResult>;
 	load<T = unknown>(method: string, options?: { parameters?: IDataObject; filter?: string; paginationToken?: string }): Promise<T>;
 	/** API requests the sandbox saw for this file's user, optionally only paths containing `path` */
 	requests(path?: string): Promise<Array<{ method: string; path: string; query: Record<string, string>; status: number | null }>>;
@@ -37,6 +40,7 @@ export async function setUpNodeTests(name: string, options: SandboxOptions = {})
 				items: runOptions.items ?? [{ json: {} }],
 				credentials,
 				continueOnFail: runOptions.continueOnFail ?? false,
+				typeVersion: runOptions.typeVersion,
 			}),
 		load: async <T>(method: string, loadOptions: { parameters?: IDataObject; filter?: string; paginationToken?: string } = {}) =>
 			await runLoadOptions<T>(new LearningPlatform(), method, {

@@ -37,7 +37,8 @@ async function poll(
 	options: { mode?: 'trigger' | 'manual'; credentials?: CredentialStore } = {},
 ) {
 	const { items } = await runPoll(trigger, {
-		parameters,
+		// full records (Simplify off) unless a test sets it; Simplify has test/node/simplify.test.ts
+		parameters: { simple: false, ...parameters },
 		credentials: options.credentials ?? t.credentials,
 		staticData,
 		mode: options.mode ?? 'trigger',

@@ -2,8 +2,10 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiRequest, failedStatusMessage } from '../transport';
+import { simplifyDefault } from '../actions/common.descriptions';
 import { runPerItem } from './execute';
 import { enabledFlags } from './fields';
+import { simplifyRecords } from './simplify';
 
 /**
  * The asynchronous report reads (activity completions, attendance, content): submit a
@@ -190,6 +192,15 @@ export async function runReportPerItem(
 		const given = Object.entries(filters.call(this, itemIndex)).filter(([, value]) => value !== undefined);
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 		const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
-		return await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
+		const records = await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
+		const simplify = this.getNodeParameter('simple', itemIndex, simplifyDefault(this.getNode().typeVersion)) as boolean;
+		// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
+		if (!simplify || isPendingItem(records)) return records;
+		return simplifyRecords(records, reportType);
 	});
+}
+
+/** The single `{requestid, status}` item `pollReport` returns when it does not wait. */
+function isPendingItem(records: IDataObject[]): boolean {
+	return records.length === 1 && Object.keys(records[0]).sort().join(',') === 'requestid,status';
 }

@@ -2,14 +2,21 @@
  * The credential test the editor runs (wired by the node as
  * `methods.credentialTest.learningPlatformApiTest`, `testedBy: 'learningPlatformApiTest'`).
  *
- * It NEVER exchanges the refresh token. Measured in n8n 2.40.7: a declarative `test` on a new
- * credential (empty API key) runs `preAuthentication`, which exchanges the token and stores the new
- * pair; but the editor's form still holds the typed (now spent) token, and saving the form again
- * writes it back: the credential is dead. A function test never runs `preAuthentication`.
+ * It checks the form only and sends NO request. Why:
+ * - It must never exchange the refresh token. Measured in n8n 2.40.7: a declarative `test` on a new
+ *   credential (empty API key) runs `preAuthentication`, which exchanges the token and stores the new
+ *   pair; but the editor's form still holds the typed (now spent) token, and saving the form again
+ *   writes it back: the credential is dead. n8n's credential tester runs a declarative test through
+ *   `httpRequestWithAuthentication`, so any declarative test of this credential would run
+ *   `preAuthentication` whenever the stored key is empty or answered 401.
+ * - A function test never runs `preAuthentication`, but the only HTTP helper n8n gives it
+ *   (`ICredentialTestFunctions.helpers`, n8n 1.x and 2.x) is the deprecated `request`, which n8n's
+ *   community-package scanner rejects. `helpers.httpRequest` is not offered there.
  *
- * So the test checks that the API answers at the configured base URL and tenancy, and, when a live
- * API key is stored, that the key works on a cheap read (`GET {webhook_root}/events`). Without a
- * live key it reports success with the note that the refresh token is exchanged on first use.
+ * So the result claims exactly what was checked: the fields are filled in and the Base URL is an
+ * http(s) address. Whether the platform answers, and whether the tenancy, the API user and the
+ * refresh token are valid, is found out on first use, when a node exchanges the refresh token
+ * (the credential form says so in a notice).
  */
 import type {
 	ICredentialsDecrypted,
@@ -18,17 +25,13 @@ import type {
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
 
-import { connectionSettings, rootUrl } from './config';
-import { inspectFailure, scrubSecrets } from './errors';
-import { USER_AGENT } from './userAgent';
+import { connectionSettings } from './config';
 
-const TEST_TIMEOUT_MS = 20_000;
-/** An API key this close to its expiry is treated as expired. */
-const EXPIRY_SKEW_MS = 60_000;
-
-const NOT_SPENT_NOTE =
-	'The refresh token was not checked: it is single-use, so the test does not spend it. ' +
-	'It is exchanged for an API key on first use, and n8n stores the new pair.';
+/** What the OK result says was not checked; the credential form's notice says the same. */
+export const NOT_CHECKED_NOTE =
+	'Not checked: whether the platform answers at this Base URL, and the Tenancy ID, API Username and refresh token. ' +
+	'The refresh token is single-use, so testing does not spend it: it is exchanged for an API key, and so checked, ' +
+	'the first time a workflow uses this credential.';
 
 export async function testLearningPlatformCredential(
 	this: ICredentialTestFunctions,
@@ -36,11 +39,6 @@ export async function testLearningPlatformCredential(
 ): Promise<INodeCredentialTestResult> {
 	const data = (credential?.data ?? {}) as IDataObject;
 	const settings = connectionSettings(data);
-	const secrets = [data.refreshToken, data.apiKey].filter((v): v is string => typeof v === 'string');
-	const result = (status: 'OK' | 'Error', message: string): INodeCredentialTestResult => ({
-		status,
-		message: scrubSecrets(message, secrets),
-	});
 
 	const missing = [
 		!settings.baseUrl && 'Base URL',
@@ -48,69 +46,27 @@ export async function testLearningPlatformCredential(
 		!settings.username && 'API Username',
 		!(typeof data.refreshToken === 'string' && data.refreshToken.trim()) && 'Refresh Token',
 	].filter(Boolean);
-	if (missing.length) return result('Error', `Missing: ${missing.join(', ')}`);
+	if (missing.length) return { status: 'Error', message: `Missing: ${missing.join(', ')}` };
+
+	let parsed: URL | undefined;
 	try {
-		const parsed = new URL(settings.baseUrl);
-		if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new Error('protocol');
+		parsed = new URL(settings.baseUrl);
 	} catch {
-		return result('Error', `The Base URL "${settings.baseUrl}" is not an http(s) URL, e.g. https://lms.example.com`);
+		parsed = undefined;
+	}
+	if (
+		!parsed ||
+		(parsed.protocol !== 'https:' && parsed.protocol !== 'http:') ||
+		!parsed.hostname
+	) {
+		return {
+			status: 'Error',
+			message: `The Base URL "${settings.baseUrl}" is not an http(s) URL, e.g. https://lms.example.com`,
+		};
 	}
 
-	const apiKey = typeof data.apiKey === 'string' ? data.apiKey : '';
-	const expiresAt = typeof data.apiKeyExpiresAt === 'string' ? Date.parse(data.apiKeyExpiresAt) : NaN;
-	const liveKey = apiKey !== '' && (!Number.isFinite(expiresAt) || expiresAt - EXPIRY_SKEW_MS > Date.now());
-
-	const headers: IDataObject = { Accept: 'application/json', 'User-Agent': USER_AGENT };
-	if (liveKey) headers.Authorization = `Bearer ${apiKey}`;
-
-	let statusCode: number;
-	try {
-		// ICredentialTestFunctions offers only the legacy `request` helper (n8n 2.x's
-		// CredentialTestContext has no httpRequest); no credential is attached to it.
-		// eslint-disable-next-line @n8n/community-nodes/no-deprecated-workflow-functions
-		const response = (await this.helpers.request({
-			method: 'GET',
-			uri: `${rootUrl(settings, 'webhook')}/events`,
-			headers,
-			json: true,
-			resolveWithFullResponse: true,
-			simple: false,
-			timeout: TEST_TIMEOUT_MS,
-		})) as { statusCode: number };
-		statusCode = Number(response?.statusCode);
-	} catch (error) {
-		const facts = inspectFailure(error);
-		if (facts.status === undefined) {
-			return result(
-				'Error',
-				`Could not reach the learning platform at ${settings.baseUrl}${facts.code ? ` (${facts.code})` : ''}. Check the Base URL.`,
-			);
-		}
-		statusCode = facts.status;
-	}
-
-	const where = `API user '${settings.username}' on tenancy '${settings.tenancyId}'`;
-	if (statusCode >= 200 && statusCode < 300) {
-		return liveKey
-			? result('OK', `Connection successful: the stored API key works for ${where}.`)
-			: result('OK', `The learning platform at ${settings.baseUrl} is reachable. ${NOT_SPENT_NOTE}`);
-	}
-	if (statusCode === 401) {
-		return liveKey
-			? result(
-					'OK',
-					`The learning platform is reachable, but the stored API key for ${where} is no longer accepted (it was replaced or expired); a new one will be obtained with the refresh token on first use. ${NOT_SPENT_NOTE}`,
-				)
-			: result('OK', `The learning platform at ${settings.baseUrl} is reachable. ${NOT_SPENT_NOTE}`);
-	}
-	if (statusCode === 429) {
-		return result('OK', `The learning platform is reachable (it is rate-limiting ${where} right now). ${NOT_SPENT_NOTE}`);
-	}
-	if (statusCode === 404) {
-		return result('Error', `The learning platform answered 404: check the Base URL and the Tenancy ID ('${settings.tenancyId}').`);
-	}
-	if (statusCode === 403) {
-		return result('Error', `The learning platform refused the request (403 Forbidden) for ${where}.`);
-	}
-	return result('Error', `The learning platform at ${settings.baseUrl} answered HTTP ${statusCode}. Try again later.`);
+	return {
+		status: 'OK',
+		message: `Only the form was checked: all fields are filled in and the Base URL is an http(s) address. ${NOT_CHECKED_NOTE}`,
+	};
 }

@@ -6,9 +6,12 @@ import type { FeedFilters } from '../../helpers/feed';
 import { FEED_FLAGS, feedContentTypeFilter, feedFlagOptions, toFeedTimestamp, walkFeed } from '../../helpers/feed';
 import { enabledFlags, readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
+import { simplifyRecords } from '../../helpers/simplify';
+import { simplifyDefault, simplifyProperties } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
 	...returnAllAndLimit,
+	...simplifyProperties('completion'),
 	{
 		displayName: 'Updated Since',
 		name: 'updatedSince',
@@ -76,6 +79,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
 		const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+		const simplify = this.getNodeParameter('simple', itemIndex, simplifyDefault(this.getNode().typeVersion)) as boolean;
 
 		const updatedSince =
 			rawUpdatedSince === '' || rawUpdatedSince === null || rawUpdatedSince === undefined
@@ -119,9 +123,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		// The sync state is a trailing item rather than a second output: one output keeps the
 		// node simple to wire and works unchanged when an AI agent calls it as a tool; the item
 		// has a single `syncState` key so it is easy to tell apart (or read with `.last()`).
+		// Simplify applies to the records only; the sync state item below is never cut down.
+		const records = simplify ? simplifyRecords(result.records, 'completion') : result.records;
 		if (options.outputSyncState === true) {
 			return [
-				...result.records,
+				...records,
 				{
 					syncState: {
 						next_cursor: result.nextCursor,
@@ -135,6 +141,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				},
 			];
 		}
-		return result.records;
+		return records;
 	});
 }

@@ -4,6 +4,7 @@ import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
+import { simplifyProperties } from '../common.descriptions';
 
 const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
 
@@ -60,6 +61,7 @@ const properties: INodeProperties[] = [
 		],
 	},
 	reportOptions(...flagOptions),
+	...simplifyProperties('activitycompletions'),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };

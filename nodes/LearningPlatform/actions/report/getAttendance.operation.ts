@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { contentFieldsOption, showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
+import { simplifyProperties } from '../common.descriptions';
 
 const flagOptions: INodeProperties[] = [
 	contentFieldsOption,
@@ -36,6 +37,7 @@ const properties: INodeProperties[] = [
 		],
 	},
 	reportOptions(...flagOptions),
+	...simplifyProperties('attendance'),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getAttendance'] } };

@@ -4,6 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { contentTypeOptions } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { reportOptions, runReportPerItem } from '../../helpers/reports';
+import { simplifyProperties } from '../common.descriptions';
 
 const flagOptions: INodeProperties[] = [];
 
@@ -33,6 +34,7 @@ const properties: INodeProperties[] = [
 		],
 	},
 	reportOptions(...flagOptions),
+	...simplifyProperties('content'),
 ];
 
 const displayOptions = { show: { resource: ['report'], operation: ['getContent'] } };
