@@ -139,9 +139,9 @@ function packInputs(repoRoot: string): string[] {
 	walk(path.join(repoRoot, 'credentials'));
 	walk(path.join(repoRoot, 'nodes'));
 	for (const name of fs.readdirSync(repoRoot)) {
-		if (/^(package\.json|package-lock\.json|tsconfig\.json|gulpfile\.js|\.npmignore|README.*|LICEN[CS]E.*)$/i.test(name)) files.push(path.join(repoRoot, name));
+		if (/^(package\.json|package-lock\.json|tsconfig\.json|\.npmignore|README.*|LICEN[CS]E.*)$/i.test(name)) files.push(path.join(repoRoot, name));
 	}
-	files.push(path.join(repoRoot, 'scripts', 'clean-dist.js'));
+	files.push(path.join(repoRoot, 'scripts', 'write-version.mjs'));
 	return files.filter((f) => fs.existsSync(f)).sort();
 }
 
