@@ -18,7 +18,7 @@ const properties: INodeProperties[] = [
 		type: 'dateTime',
 		default: '',
 		description:
-			'Only records changed at or after this time. Accepts a date picker value (read in the workflow time zone), ISO 8601 with or without offset, {{ $now.minus({days: 1}) }} or a Unix timestamp; sent to the API in UTC. Leave empty to start at the beginning of the feed (or at the cursor).',
+			'Only records that changed at or after this moment. Pick a date, or use an expression such as {{ $now.minus({ days: 1 }) }} for the last day. Leave empty to read every record (or to continue from Start From Cursor). <a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>',
 	},
 	{
 		displayName: 'Start From Cursor',
@@ -27,7 +27,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		placeholder: 'e.g. {{ $json.syncState.next_cursor }}',
 		description:
-			'Continue from a cursor of an earlier run ("next_cursor" of the Sync State item). If the API rejects it, the node restarts from "Updated Since" and shows a warning; with no Updated Since it fails rather than re-reading everything.',
+			'To get only what is new or changed since an earlier run, give the bookmark that run saved (its Sync State item, turned on under Options). Leave empty on the first run. If the platform no longer accepts the bookmark, the node starts again from Updated Since and warns you. <a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>',
 	},
 	{
 		displayName: 'Filters',
@@ -61,7 +61,7 @@ const properties: INodeProperties[] = [
 				type: 'boolean',
 				default: false,
 				description:
-					'Whether to add one last item {syncState: {next_cursor, newest_lastupdated, reached_end, ...}} after the records, so a scheduled workflow can store it and continue next time with "Start From Cursor" (or with "Updated Since" = newest_lastupdated, which is the given Updated Since when no record came)',
+					'Whether to add one extra item after the records that says where this run stopped (a bookmark, and the newest change time seen). Save it, for example in a sheet, and give the bookmark to Start From Cursor next time to get only new and changed records. <a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>',
 			},
 		],
 	},
