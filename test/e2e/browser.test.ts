@@ -73,6 +73,9 @@ describe('the editor in a real browser', () => {
 	beforeAll(async () => {
 		await installDemo(ctx.stack, { apiStateExisted: false });
 		browser = await launchChromium();
+		// n8n marks its elements with data-test-id (playwright's default is data-testid)
+		const { selectors } = await import('playwright-core');
+		selectors.setTestIdAttribute('data-test-id');
 		context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
 		context.setDefaultTimeout(t(60_000));
 		page = await context.newPage();
@@ -91,8 +94,8 @@ describe('the editor in a real browser', () => {
 	test('the owner logs in, runs a Learning Platform node and sees its records', async () => {
 		await part('log in', async () => {
 			await page.goto(`${ctx.stack.client.baseUrl}/signin`);
-			await page.getByTestId('emailOrLdapLoginId').locator('input').fill(DEFAULT_OWNER.email, { timeout: t(90_000) });
-			await page.getByTestId('password').locator('input').fill(DEFAULT_OWNER.password);
+			await page.locator('input[name="emailOrLdapLoginId"]').fill(DEFAULT_OWNER.email, { timeout: t(90_000) });
+			await page.locator('input[name="password"]').fill(DEFAULT_OWNER.password);
 			await page.getByTestId('form-submit-button').click();
 			await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: t(60_000) });
 		});
