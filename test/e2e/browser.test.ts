@@ -133,11 +133,17 @@ describe('the editor in a real browser', () => {
 			await ndv.getByTestId('credential-edit-button').first().click();
 			const dialog = page.getByTestId('credential-edit-dialog');
 			await expectVisible(dialog);
+			// required fields are labelled "Base URL *"
 			for (const label of ['Base URL', 'Tenancy ID', 'API Username', 'Refresh Token']) {
-				await expectVisible(dialog.getByText(label, { exact: true }).first());
+				await expectVisible(dialog.getByText(new RegExp(`^${label}\\b`)).first());
 			}
 			await page.keyboard.press('Escape');
-			await dialog.waitFor({ state: 'hidden', timeout: t(30_000) });
+			try {
+				await dialog.waitFor({ state: 'hidden', timeout: t(15_000) });
+			} catch {
+				await page.getByRole('button', { name: 'Close this dialog' }).last().click();
+				await dialog.waitFor({ state: 'hidden', timeout: t(30_000) });
+			}
 			await closeNode();
 		});
 	});
@@ -150,10 +156,36 @@ describe('the editor in a real browser', () => {
 			const ndv = await openNode(TRIGGER_NODE);
 			const parameters = ndv.getByTestId('node-parameters');
 			await expectVisible(parameters.getByText('Event', { exact: true }).first());
-			await expectVisible(parameters.getByText('Course: Completion Created').first());
+			// the select shows the chosen option's name (its list item is marked selected)
+			await page
+				.locator('[role="option"][aria-selected="true"]')
+				.filter({ hasText: 'Course: Completion Created' })
+				.first()
+				.waitFor({ state: 'attached', timeout: t(60_000) });
 			// the HTTPS advice is a calm callout that points at the Webhook URLs, not an orange warning
 			await expectVisible(parameters.getByText(/check that the Webhook URLs above start with https/).first());
 			await closeNode();
+		});
+	});
+
+	test("the node picker finds the trigger's events by name and tells the two triggers apart", async () => {
+		await part('search the node picker', async () => {
+			// a new workflow's first step: the picker lists triggers (after a node it lists actions only)
+			await page.goto(`${ctx.stack.client.baseUrl}/workflow/new`);
+			await page.getByTestId('canvas-add-button').first().click({ timeout: t(90_000) });
+			const creator = page.getByTestId('node-creator');
+			await expectVisible(creator);
+			await creator.getByTestId('node-creator-search-bar').first().fill('course completion');
+			const names = creator.getByTestId('node-creator-item-name');
+			await expectVisible(names.filter({ hasText: /^Learning Platform Completion Trigger$/ }).first());
+			const app = names.filter({ hasText: /^Learning Platform$/ }).first();
+			await expectVisible(app);
+			// each trigger says how it differs
+			await expectVisible(creator.getByText(/pushes an event/).first());
+			await app.click();
+			await expectVisible(creator.getByText('On course completion created', { exact: true }).first());
+			await expectVisible(creator.getByText('On quiz attempt completed', { exact: true }).first());
+			await page.keyboard.press('Escape');
 		});
 	});
 
