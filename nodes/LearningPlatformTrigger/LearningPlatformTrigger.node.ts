@@ -10,7 +10,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { eventMatches, isWildcardEvent } from '../LearningPlatform/helpers/events';
+import { eventMatches, friendlyEventSubtitle, isWildcardEvent, triggerEventOptions } from '../LearningPlatform/helpers/events';
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import { deliveryAge } from './deliveryAge';
@@ -44,8 +44,10 @@ export class LearningPlatformTrigger implements INodeType {
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['trigger'],
 		version: 1,
-		subtitle: '={{$parameter["event"]}}',
-		description: 'Starts the workflow when the learning platform sends a webhook event',
+		// "Course completion created" on the canvas, not the cut-off Events\Courses\Completion_...
+		subtitle: friendlyEventSubtitle('event'),
+		description:
+			'Starts the workflow the moment the platform pushes an event (course completed, user created, quiz attempt...). Needs n8n at a public https:// address; without one, use the Learning Platform Completion Trigger, which polls.',
 		defaults: {
 			name: 'Learning Platform Trigger',
 		},
@@ -71,23 +73,30 @@ export class LearningPlatformTrigger implements INodeType {
 		],
 		properties: [
 			{
+				// n8n 2.x cannot show a notice only when it applies: displayOptions compare parameter
+				// values, and a notice's text is not evaluated, so nothing here can read the webhook
+				// URL. A calm, dismissable callout instead; activation itself refuses an http:// URL
+				// with an explanation before anything is sent. (A callout's text is a sentence, like a
+				// notice's, which the title-case rule exempts; it does not know callouts yet.)
+				// eslint-disable-next-line n8n-nodes-base/node-param-display-name-miscased
 				displayName:
-					'The learning platform only delivers to https:// URLs. If n8n is not reachable over HTTPS, set its WEBHOOK_URL environment variable to a public https:// address, or use the Learning Platform Completion Trigger instead.',
+					'The platform delivers only to https:// addresses: check that the Webhook URLs above start with https://. If they do not, set n8n\'s WEBHOOK_URL to its public https:// address, or use the Learning Platform Completion Trigger (polls, no public address needed).',
 				name: 'httpsNotice',
-				type: 'notice',
+				type: 'callout',
 				default: '',
 			},
 			{
-				displayName: 'Event Name or ID',
+				// A fixed list (the spec's events), named "Event": n8n's node picker then lists one
+				// entry per event ("On course completion created"), as for its own triggers. An event
+				// the platform adds later can still be given as an expression.
+				displayName: 'Event',
 				name: 'event',
 				type: 'options',
-				typeOptions: {
-					loadOptionsMethod: 'getEvents',
-				},
+				options: triggerEventOptions(),
 				required: true,
 				default: DEFAULT_EVENT,
 				description:
-					'The event to subscribe to. A wildcard (*, or a category ending in \\*) subscribes to every event it covers. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+					'The event to subscribe to. A wildcard (Any event, or Any ... event of one category) subscribes to every event it covers. An event not listed here can be given as an expression with its full name, e.g. Events\\Courses\\Completion_created.',
 			},
 			{
 				displayName: 'Pass On Event Names or IDs',
@@ -136,7 +145,6 @@ export class LearningPlatformTrigger implements INodeType {
 
 	methods = {
 		loadOptions: {
-			getEvents,
 			async getConcreteEvents(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
 				const options = await getEvents.call(this);
 				return options.filter((option) => !isWildcardEvent(String(option.value)));

@@ -32,9 +32,14 @@ describe('bookmark: create', () => {
 		bookmarks.forEach((created, i) => {
 			expect(created).toMatchObject({
 				id: expect.any(Number),
+				userid: expect.any(Number),
 				bookmarkable_type: 'course',
 				bookmarkable_id: courseIds[i],
 				created_at: expect.stringMatching(/Z$/),
+				// what the user gave, beside the platform's numeric userid
+				username: learners[i],
+				contentId: courseIds[i],
+				contentType: 'course',
 			});
 		});
 		const posts = (await t.requests('/bookmarks/')).filter((r) => r.method === 'POST');
@@ -49,13 +54,18 @@ describe('bookmark: create', () => {
 		];
 		const failed = await t.run(bookmark(), { items });
 		expect(failed.error?.httpCode).toBe('404');
-		expect(failed.error?.message).toContain('404');
+		// worded for this operation, with the platform's own words saying which one it did not find
+		expect(failed.error?.message).toBe(
+			`No learner "no-such-learner" or no course with ID ${courseIds[0]} on this tenancy (404: User not found.)`,
+		);
+		expect(failed.error?.message).not.toContain('does not exist on tenancy');
+		expect(failed.error?.description).toContain('username');
 		expect(failed.error?.context?.itemIndex).toBe(0);
 
 		const continued = await t.run(bookmark(), { items, continueOnFail: true });
 		expect(continued.error).toBeUndefined();
 		const outputs = json(continued);
-		expect(outputs[0]).toEqual({ error: expect.stringContaining('404') });
+		expect(outputs[0]).toEqual({ error: expect.stringContaining('No learner "no-such-learner"') });
 		expect(outputs[1]).toMatchObject({ bookmarkable_id: courseIds[1] });
 		expect(pairedItems(continued)).toEqual([0, 1]);
 	});
@@ -76,5 +86,8 @@ describe('bookmark: create', () => {
 			items: [{ json: { username: learners[0], contentId: courseIds[0] } }],
 		});
 		expect(result.error?.httpCode).toBe('404');
+		expect(result.error?.message).toBe(
+			`No learner "${learners[0]}" or no video with ID ${courseIds[0]} on this tenancy (404: Content not found.)`,
+		);
 	});
 });

@@ -93,3 +93,59 @@ test('node code uses no timers, console or process (n8n community-node rules)', 
 		expect({ file, match: code.match(/\b(setTimeout|setInterval|console\.|process\.)/)?.[0] }).toEqual({ file, match: undefined });
 	}
 });
+
+describe('issue 14: the editor as a no-code user meets it', () => {
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const { LearningPlatformTrigger } = require('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node');
+	// eslint-disable-next-line @typescript-eslint/no-require-imports
+	const events = require('../../nodes/LearningPlatform/helpers/events');
+	const trigger = new LearningPlatformTrigger().description;
+
+	test("the display-only labels keep their names (stored workflows), say so, and sit in the collections", () => {
+		for (const [operation, collection] of [['create', 'additionalFields'], ['update', 'updateFields']]) {
+			const field = description.properties.find((p) => p.name === collection && p.displayOptions?.show?.operation?.includes(operation))!;
+			const options = field.options as INodeProperties[];
+			const labels = options.filter((o) => o.name === 'auth_type' || o.name === 'content_type_header');
+			expect(labels.map((o) => o.displayName).sort()).toEqual(['Auth Type Label (Display Only)', 'Content Type Label (Display Only)']);
+			for (const label of labels) expect(label.description).toMatch(/changes nothing/);
+		}
+		// nothing at the top level of the operation that could send a default
+		expect(description.properties.filter((p) => p.name === 'auth_type' || p.name === 'content_type_header')).toEqual([]);
+	});
+
+	test("the trigger's Event is a fixed list named 'Event' with one picker entry per event", () => {
+		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event');
+		// n8n's node creator lists a trigger's actions from a property displayed as "Event"
+		expect(event.displayName).toBe('Event');
+		expect(event.typeOptions?.loadOptionsMethod).toBeUndefined();
+		const options = event.options as INodePropertyOptions[];
+		expect(options.map((o) => o.value)).toEqual(events.ALL_EVENTS.map((e: { name: string }) => e.name));
+		expect(options.find((o) => o.value === 'Events\\Courses\\Completion_created')).toMatchObject({
+			name: 'Course: Completion Created',
+			action: 'On course completion created',
+		});
+		expect(options.find((o) => o.value === '*')?.action).toBe('On any event');
+		expect(event.default).toBe('Events\\Courses\\Completion_created');
+	});
+
+	test('the canvas subtitle names the event for people', () => {
+		expect(events.friendlyEventName('Events\\Courses\\Completion_created')).toBe('Course completion created');
+		expect(events.friendlyEventName('Events\\Notifications\\Duedate')).toBe('Due date notification');
+		expect(events.friendlyEventName('Events\\Users\\*')).toBe('Any user event');
+		expect(events.friendlyEventName('Events\\Quiz\\Attempt_completed')).toBe('Quiz attempt completed');
+		// the subtitle is an n8n expression over a literal map: evaluate it as n8n would
+		const subtitle = String(trigger.subtitle);
+		expect(subtitle.startsWith('={{') && subtitle.endsWith('}}')).toBe(true);
+		const body = subtitle.slice(3, -2);
+		const evaluate = (value: string) => new Function('$parameter', `return ${body}`)({ event: value });
+		expect(evaluate('Events\\Courses\\Completion_created')).toBe('Course completion created');
+		expect(evaluate('Events\\New\\Thing')).toBe('Events\\New\\Thing');
+	});
+
+	test('the HTTPS advice is a calm callout, not a warning notice', () => {
+		const notice = trigger.properties.find((p: INodeProperties) => p.name === 'httpsNotice');
+		expect(notice.type).toBe('callout');
+		expect(notice.displayName).toMatch(/Webhook URLs above start with https/);
+		expect(trigger.description).toMatch(/Completion Trigger, which polls/);
+	});
+});

@@ -174,6 +174,13 @@ describe('webhook: create, get, update, delete', () => {
 		expect(json(deleted)).toEqual([{ deleted: true, id: created.id }]);
 		const again = await t.run(webhook('get', { webhookId: byId(created.id) }));
 		expect(again.error?.httpCode).toBe('404');
+		expect(again.error?.message).toBe(`Webhook subscription ${created.id} not found (404: Webhook not found.)`);
+		for (const operation of ['delete', 'getLogs']) {
+			const gone = await t.run(webhook(operation, { webhookId: byId(created.id), returnAll: true }));
+			expect(gone.error?.message).toBe(`Webhook subscription ${created.id} not found (404: Webhook not found.)`);
+		}
+		const notUpdated = await t.run(webhook('update', { webhookId: byId(created.id), updateFields: { is_enabled: false } }));
+		expect(notUpdated.error?.message).toBe(`Webhook subscription ${created.id} not found (404: Webhook not found.)`);
 	});
 
 	test('a webhook ID that is not a number is refused, typed or from an expression', async () => {
@@ -221,9 +228,14 @@ describe('webhook: getMany and list search', () => {
 		expect(firstPage.results).toHaveLength(100);
 		expect(firstPage.paginationToken).toBeUndefined();
 		const filtered = await t.load<INodeListSearchResult>('searchWebhooks', { filter: '/bulk-42' });
-		expect(filtered.results).toEqual([
-			{ name: `${COMPLETION_CREATED} → ${receiverUrl}/bulk-42`, value: expect.stringMatching(/^\d+$/) },
-		]);
+		// id, friendly event name, host and path: two subscriptions for one event look different
+		expect(filtered.results).toHaveLength(1);
+		const [entry] = filtered.results;
+		expect(entry.value).toMatch(/^\d+$/);
+		expect(entry.name).toBe(`#${entry.value} · Course completion created · ${new URL(receiverUrl).host}/bulk-42`);
+		// the friendly name can be searched for too
+		const byEvent = await t.load<INodeListSearchResult>('searchWebhooks', { filter: 'course completion created' });
+		expect(byEvent.results.length).toBeGreaterThan(0);
 	});
 });
 
@@ -260,7 +272,7 @@ describe('webhook: delivery logs, redispatch, sample', () => {
 			parameters: { resource: 'webhook', operation: 'redispatch', webhookId: byId(failingId) },
 		});
 		expect(search.results).toHaveLength(2);
-		expect(search.results[0].name).toMatch(/^#\d+ Events\\Quiz\\Attempt_completed · failed/);
+		expect(search.results[0].name).toMatch(/^#\d+ Quiz attempt completed · failed/);
 	});
 
 	test('redispatch outputs the server\'s data', async () => {
@@ -272,6 +284,9 @@ describe('webhook: delivery logs, redispatch, sample', () => {
 		]);
 		const unknown = await t.run(webhook('redispatch', { webhookId: byId(failingId), logId: byId(987654) }));
 		expect(unknown.error?.httpCode).toBe('404');
+		expect(unknown.error?.message).toBe(
+			`Delivery log entry 987654 of webhook subscription ${failingId} not found (404: Log entry not found.)`,
+		);
 	});
 
 	test('sendSample without a URL outputs the sample payload', async () => {

@@ -155,6 +155,8 @@ test('POST is not retried on 5xx or a dropped connection (may have been processe
 	const b = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/pdrop' } } }] });
 	expect(b.out[0].ok).toBe(false);
 	expect(b.out[0].error!.description).toMatch(/was not retried/);
+	// in the message itself: with Continue On Fail the description does not reach the output
+	expect(b.out[0].error!.message).toMatch(/^Could not reach the learning platform at .*\. The POST may have been processed anyway: check before running it again$/);
 	await sb.control.clearFaults();
 	const posts = (await sb.control.requests({})).filter((r) => r.method === 'POST');
 	expect(posts).toHaveLength(2);

@@ -138,6 +138,54 @@ export function toEventOptions(names: string[]): INodePropertyOptions[] {
 	});
 }
 
+const FRIENDLY_CATEGORY: Record<string, string> = {
+	Courses: 'Course',
+	Users: 'User',
+	Quiz: 'Quiz',
+	Notifications: 'Notification',
+};
+
+/**
+ * A sentence-case name for people: `Events\Courses\Completion_created` -> "Course completion
+ * created", `Events\Notifications\Enrolment` -> "Enrolment notification", `Events\Users\*` ->
+ * "Any user event", `*` -> "Any event". Unknown names fall back to their last part.
+ */
+export function friendlyEventName(name: string): string {
+	if (name === ALL_EVENTS_WILDCARD) return 'Any event';
+	const parts = name.split('\\');
+	const category = parts[1] ?? '';
+	const label = FRIENDLY_CATEGORY[category] ?? category;
+	if (isWildcardEvent(name)) return `Any ${label.toLowerCase()} event`.replace(/\s+/g, ' ');
+	if (parts.length < 3) return name;
+	const what = humanise(parts[parts.length - 1]).toLowerCase();
+	if (category === 'Notifications') return `${what.charAt(0).toUpperCase()}${what.slice(1)} notification`;
+	return `${label} ${what}`;
+}
+
+/**
+ * The trigger's Event list: every event of the spec with its friendly name, and an `action`
+ * ("On course completion created") that n8n's node picker lists as one entry per event.
+ */
+export function triggerEventOptions(): INodePropertyOptions[] {
+	return ALL_EVENTS.map((event) => ({
+		name: event.displayName,
+		value: event.name,
+		action: `On ${friendlyEventName(event.name).charAt(0).toLowerCase()}${friendlyEventName(event.name).slice(1)}`,
+		description: event.isWildcard
+			? `Every event ${event.name === ALL_EVENTS_WILDCARD ? 'of the platform' : `of the ${event.category} category`} (${event.name})`
+			: `${friendlyEventName(event.name)} (${event.name})`,
+	}));
+}
+
+/**
+ * An n8n expression for a node subtitle: the friendly name of the value of parameter `parameter`
+ * (the raw name for one this package does not know).
+ */
+export function friendlyEventSubtitle(parameter: string): string {
+	const names = Object.fromEntries(ALL_EVENTS.map((event) => [event.name, friendlyEventName(event.name)]));
+	return `={{ (${JSON.stringify(names)})[$parameter["${parameter}"]] || $parameter["${parameter}"] }}`;
+}
+
 /** The static option list (used when the API's event list cannot be loaded). */
 export function staticEventOptions(): INodePropertyOptions[] {
 	return toEventOptions(ALL_EVENTS.map((event) => event.name));

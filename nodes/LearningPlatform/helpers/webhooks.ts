@@ -165,6 +165,24 @@ export function explainWebhook422(
 	});
 }
 
+/** What a 404 means for an operation on one subscription (transport option `notFoundMessage`). */
+export function webhookNotFound(webhookId: number): { notFoundMessage: string; notFoundDescription: string } {
+	return {
+		notFoundMessage: `Webhook subscription ${webhookId} not found`,
+		notFoundDescription:
+			'It may have been deleted, or belong to another API user (each API user sees only its own subscriptions). Pick it from the list, or list them with Operation "Get Many".',
+	};
+}
+
+/** What a 404 means for an operation on one delivery log entry of a subscription. */
+export function logNotFound(webhookId: number, logId: number): { notFoundMessage: string; notFoundDescription: string } {
+	return {
+		notFoundMessage: `Delivery log entry ${logId} of webhook subscription ${webhookId} not found`,
+		notFoundDescription:
+			'Either the subscription no longer exists, or this log entry belongs to another subscription. Pick the entry from the list, or read the log with Operation "Get Delivery Logs".',
+	};
+}
+
 /** A locator's typed ID must be a whole number (spaces around it are trimmed when read). */
 function wholeNumberValidation(errorMessage: string): INodePropertyModeValidation[] {
 	return [{ type: 'regex', properties: { regex: '^\\s*\\d+\\s*$', errorMessage } }];
@@ -236,8 +254,11 @@ export const subscriptionOptionFields: INodeProperties[] = [
 		description:
 			'Bearer token the platform sends as "Authorization: Bearer &lt;token&gt;" with each delivery, so the receiver can check the caller',
 	},
+	// The two display-only labels keep their parameter names and their place in the collection,
+	// so workflows that set them keep working; like every collection field, they are sent only
+	// when added.
 	{
-		displayName: 'Auth Type (Label)',
+		displayName: 'Auth Type Label (Display Only)',
 		name: 'auth_type',
 		type: 'options',
 		options: [
@@ -247,10 +268,10 @@ export const subscriptionOptionFields: INodeProperties[] = [
 		],
 		default: 'hmac',
 		description:
-			'Display-only label. The authentication actually applied follows from which of Signing Key and Auth Token are set.',
+			"A note stored with the subscription and shown in the platform's lists; it changes nothing. Deliveries are signed when a Signing Key is set and carry the Auth Token when one is set, whatever this label says.",
 	},
 	{
-		displayName: 'Content Type Header (Label)',
+		displayName: 'Content Type Label (Display Only)',
 		name: 'content_type_header',
 		type: 'options',
 		options: [
@@ -258,7 +279,8 @@ export const subscriptionOptionFields: INodeProperties[] = [
 			{ name: 'Form URL-Encoded', value: 'application/x-www-form-urlencoded' },
 		],
 		default: 'application/json',
-		description: 'Display-only label. Deliveries are always sent as JSON.',
+		description:
+			'A note stored with the subscription; it changes nothing. Deliveries are always sent as JSON, whatever this label says.',
 	},
 	{
 		displayName: 'Enabled',

@@ -1,5 +1,6 @@
 import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
+import { friendlyEventName } from '../helpers/events';
 import { apiRequest } from '../transport';
 
 /**
@@ -26,6 +27,24 @@ function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 	return texts.some((text) => String(text ?? '').toLowerCase().includes(needle));
 }
 
+/** `Events\Courses\Completion_created` -> "Course completion created" */
+function eventLabel(event: unknown): string {
+	const name = String(event ?? '');
+	return name === '' ? '(no event)' : friendlyEventName(name);
+}
+
+/** `https://hooks.example.com/a/b?x=1` -> `hooks.example.com/a/b` (the scheme is always https). */
+export function hostAndPath(url: unknown): string {
+	const text = String(url ?? '');
+	try {
+		const parsed = new URL(text);
+		const path = parsed.pathname === '/' ? '' : parsed.pathname;
+		return `${parsed.host}${path}`;
+	} catch {
+		return text;
+	}
+}
+
 export async function searchWebhooks(
 	this: ILoadOptionsFunctions,
 	filter?: string,
@@ -36,9 +55,14 @@ export async function searchWebhooks(
 		qs: { page, perPage: PER_PAGE },
 	})) as ListPage;
 	const results = (response.data ?? [])
-		.filter((subscription) => matches(filter, subscription.id, subscription.event, subscription.url))
+		.filter((subscription) =>
+			matches(filter, subscription.id, subscription.event, eventLabel(subscription.event), subscription.url),
+		)
 		.map((subscription) => ({
-			name: `${subscription.event} → ${subscription.url}${subscription.is_enabled === false ? ' (disabled)' : ''}`,
+			// what tells two subscriptions apart comes first, as the list cuts long names off at the end
+			name: `#${subscription.id} · ${eventLabel(subscription.event)} · ${hostAndPath(subscription.url)}${
+				subscription.is_enabled === false ? ' (disabled)' : ''
+			}`,
 			value: String(subscription.id),
 		}));
 	return { results, paginationToken: nextPageToken(response, page) };
@@ -58,7 +82,7 @@ export async function searchWebhookLogs(
 	const results = (response.data ?? [])
 		.filter((log) => matches(filter, log.id, log.event_type, log.status_code, log.created_at))
 		.map((log) => ({
-			name: `#${log.id} ${log.event_type} · ${log.success ? 'delivered' : 'failed'}${
+			name: `#${log.id} ${eventLabel(log.event_type)} · ${log.success ? 'delivered' : 'failed'}${
 				log.status_code !== null && log.status_code !== undefined ? ` (${log.status_code})` : ''
 			} · ${log.created_at ?? ''}`,
 			value: String(log.id),

@@ -64,6 +64,14 @@ export interface ApiRequestOptions {
 	returnFailed?: boolean;
 	/** resolve `{ statusCode, headers, body }` */
 	fullResponse?: boolean;
+	/**
+	 * What a 404 means for this call, in the user's terms (e.g. `No learner "jane" or no course
+	 * with ID 87`); the status and the server's own text are appended. Without it a 404 is worded
+	 * generically.
+	 */
+	notFoundMessage?: string;
+	/** What to check after such a 404 (replaces the generic advice). */
+	notFoundDescription?: string;
 }
 
 export interface FullResponse<T = unknown> {
@@ -313,7 +321,7 @@ export async function apiRequest<T = IDataObject>(
 export async function apiRequestAllPages(
 	this: LearningPlatformContext,
 	path: string,
-	options: { qs?: IDataObject; limit?: number; itemIndex?: number } = {},
+	options: Pick<ApiRequestOptions, 'qs' | 'itemIndex' | 'notFoundMessage' | 'notFoundDescription'> & { limit?: number } = {},
 ): Promise<IDataObject[]> {
 	const items: IDataObject[] = [];
 	const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Infinity;
@@ -321,6 +329,8 @@ export async function apiRequestAllPages(
 		const response = (await apiRequest.call(this, 'GET', 'webhook', path, {
 			qs: { ...(options.qs ?? {}), page, perPage: 100 },
 			itemIndex: options.itemIndex,
+			notFoundMessage: options.notFoundMessage,
+			notFoundDescription: options.notFoundDescription,
 		})) as { data?: IDataObject[]; meta?: IDataObject };
 		const data = Array.isArray(response?.data) ? response.data : [];
 		items.push(...data);
@@ -425,6 +435,11 @@ async function apiError(
 				description =
 					'Check that this API user is allowed to use this operation. The API also answers 403 when a request has no User-Agent header: check that no proxy between n8n and the platform removes it.';
 				break;
+			case status === 404 && options.notFoundMessage !== undefined:
+				message = `${options.notFoundMessage} (404${server ? `: ${server}` : ''})`;
+				description =
+					options.notFoundDescription ?? "Check the values you passed, and the credential's Base URL and Tenancy ID.";
+				break;
 			case status === 404:
 				message = `Not found (404): ${target} does not exist on tenancy '${settings.tenancyId}'`;
 				description = "Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.";
@@ -454,11 +469,16 @@ async function apiError(
 				break;
 			case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message): {
 				const code = facts.code ? ` (${facts.code})` : '';
+				const certainlyNotSent = isIdempotent(method) || facts.code === 'ECONNREFUSED';
 				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
+				// In the message itself: with Continue On Fail only the message reaches the output.
+				if (!certainlyNotSent) {
+					message += `. The ${method} may have been processed anyway: check before running it again`;
+				}
 				description =
-					(isIdempotent(method) || facts.code === 'ECONNREFUSED'
+					(certainlyNotSent
 						? `It was retried ${overrides.retries ?? 0} times. `
-						: `The ${method} was not retried because the server may have processed it; check before running it again. `) +
+						: `The ${method} was not retried because the connection failed after it was sent, so the server may have processed it. `) +
 					"Check the credential's Base URL and that the server is reachable from n8n.";
 				if (facts.message && !facts.code) description = `${facts.message}. ${description}`;
 				break;

@@ -56,6 +56,9 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const response = (await apiRequest.call(this, 'POST', 'bookmark', '', {
 			body: { username, contentId, contentType },
 			itemIndex,
+			notFoundMessage: `No learner "${username}" or no ${contentType} with ID ${contentId} on this tenancy`,
+			notFoundDescription:
+				'Check the username (the learner\'s login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform\'s own words, in brackets, say which of the two it did not find.',
 		})) as IDataObject;
 		if (response?.success === false) {
 			throw new NodeApiError(this.getNode(), response as JsonObject, {
@@ -63,8 +66,10 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				itemIndex,
 			});
 		}
-		// `{success, bookmark}`: the bookmark itself is what a workflow continues with
+		// `{success, bookmark}`: the bookmark itself is what a workflow continues with, plus what the
+		// user gave (the bookmark only has the learner's numeric `userid`)
 		const bookmark = response?.bookmark;
-		return bookmark && typeof bookmark === 'object' ? (bookmark as IDataObject) : response;
+		const created = bookmark && typeof bookmark === 'object' ? (bookmark as IDataObject) : response;
+		return { ...created, username, contentId, contentType };
 	});
 }

@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
-import { webhookIdLocator } from '../../helpers/webhooks';
+import { webhookIdLocator, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
 const properties: INodeProperties[] = [
@@ -18,7 +18,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return await runPerItem.call(this, async function (itemIndex) {
 		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
 		// 204 with an empty body: confirm with the id so the workflow can tell which one went
-		await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, { itemIndex });
+		await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, { itemIndex, ...webhookNotFound(webhookId) });
 		return { deleted: true, id: webhookId };
 	});
 }

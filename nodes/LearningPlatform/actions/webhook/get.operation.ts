@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
-import { maskSubscription, webhookIdLocator } from '../../helpers/webhooks';
+import { maskSubscription, webhookIdLocator, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
 const properties: INodeProperties[] = [webhookIdLocator('The webhook subscription to get')];
@@ -17,6 +17,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
 		const subscription = (await apiRequest.call(this, 'GET', 'webhook', `/${webhookId}`, {
 			itemIndex,
+			...webhookNotFound(webhookId),
 		})) as IDataObject;
 		return maskSubscription(subscription);
 	});

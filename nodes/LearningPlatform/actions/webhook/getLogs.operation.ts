@@ -4,7 +4,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { runPerItem } from '../../helpers/execute';
 import { readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { requiredId } from '../../helpers/parameters';
-import { webhookIdLocator } from '../../helpers/webhooks';
+import { webhookIdLocator, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequestAllPages } from '../../transport';
 
 const properties: INodeProperties[] = [
@@ -20,6 +20,6 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return await runPerItem.call(this, async function (itemIndex) {
 		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
 		const limit = readLimit.call(this, itemIndex);
-		return await apiRequestAllPages.call(this, `/${webhookId}/logs`, { limit, itemIndex });
+		return await apiRequestAllPages.call(this, `/${webhookId}/logs`, { limit, itemIndex, ...webhookNotFound(webhookId) });
 	});
 }

@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
-import { logIdLocator, webhookIdLocator } from '../../helpers/webhooks';
+import { logIdLocator, logNotFound, webhookIdLocator } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
 const properties: INodeProperties[] = [
@@ -24,7 +24,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			'POST',
 			'webhook',
 			`/${webhookId}/logs/${logId}/redispatch`,
-			{ itemIndex },
+			{ itemIndex, ...logNotFound(webhookId, logId) },
 		)) as IDataObject;
 		return (response?.data as IDataObject) ?? response;
 	});

@@ -9,6 +9,7 @@ import {
 	subscriptionBody,
 	subscriptionOptionFields,
 	webhookIdLocator,
+	webhookNotFound,
 } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
 
@@ -65,6 +66,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			return (await apiRequest.call(this, 'PATCH', 'webhook', `/${webhookId}`, {
 				body,
 				itemIndex,
+				...webhookNotFound(webhookId),
 			})) as IDataObject;
 		} catch (error) {
 			throw explainWebhook422.call(this, error, `update webhook subscription ${webhookId}`, itemIndex);
