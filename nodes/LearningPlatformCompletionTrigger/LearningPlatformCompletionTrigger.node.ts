@@ -148,7 +148,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		defaultVersion: 1.1,
 		subtitle: 'Completions feed',
 		description:
-			'Starts the workflow when completion records change, by polling the completions feed (no public URL needed)',
+			'Checks the completions feed on a schedule and starts the workflow with each new or changed completion. Needs no public URL; reacts within the poll interval. For instant events of every kind, use the Learning Platform Trigger.',
 		defaults: {
 			name: 'Learning Platform Completion Trigger',
 		},

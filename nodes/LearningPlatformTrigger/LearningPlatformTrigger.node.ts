@@ -73,19 +73,6 @@ export class LearningPlatformTrigger implements INodeType {
 		],
 		properties: [
 			{
-				// n8n 2.x cannot show a notice only when it applies: displayOptions compare parameter
-				// values, and a notice's text is not evaluated, so nothing here can read the webhook
-				// URL. A calm, dismissable callout instead; activation itself refuses an http:// URL
-				// with an explanation before anything is sent. (A callout's text is a sentence, like a
-				// notice's, which the title-case rule exempts; it does not know callouts yet.)
-				// eslint-disable-next-line n8n-nodes-base/node-param-display-name-miscased
-				displayName:
-					'The platform delivers only to https:// addresses: check that the Webhook URLs above start with https://. If they do not, set n8n\'s WEBHOOK_URL to its public https:// address, or use the Learning Platform Completion Trigger (polls, no public address needed).',
-				name: 'httpsNotice',
-				type: 'callout',
-				default: '',
-			},
-			{
 				// A fixed list (the spec's events), named "Event": n8n's node picker then lists one
 				// entry per event ("On course completion created"), as for its own triggers. An event
 				// the platform adds later can still be given as an expression.
@@ -95,6 +82,10 @@ export class LearningPlatformTrigger implements INodeType {
 				options: triggerEventOptions(),
 				required: true,
 				default: DEFAULT_EVENT,
+				// n8n 2.x cannot show advice only when it applies (displayOptions compare parameters, and
+				// nothing in a description can read the webhook URL), so the HTTPS rule is a quiet hint
+				// here, and activation refuses an http:// URL with an explanation before sending anything.
+				hint: "The platform delivers only to https:// addresses: check that the Webhook URLs above start with https://. If not, set n8n's WEBHOOK_URL to its public https:// address, or use the Learning Platform Completion Trigger (polls, no public address needed).",
 				description:
 					'The event to subscribe to. A wildcard (Any event, or Any ... event of one category) subscribes to every event it covers. An event not listed here can be given as an expression with its full name, e.g. Events\\Courses\\Completion_created.',
 			},

@@ -162,7 +162,7 @@ describe('the editor in a real browser', () => {
 				.filter({ hasText: 'Course: Completion Created' })
 				.first()
 				.waitFor({ state: 'attached', timeout: t(60_000) });
-			// the HTTPS advice is a calm callout that points at the Webhook URLs, not an orange warning
+			// the HTTPS advice is a quiet hint under Event that points at the Webhook URLs, not an orange warning
 			await expectVisible(parameters.getByText(/check that the Webhook URLs above start with https/).first());
 			await closeNode();
 		});

@@ -142,10 +142,9 @@ describe('issue 14: the editor as a no-code user meets it', () => {
 		expect(evaluate('Events\\New\\Thing')).toBe('Events\\New\\Thing');
 	});
 
-	test('the HTTPS advice is a calm callout, not a warning notice', () => {
-		const notice = trigger.properties.find((p: INodeProperties) => p.name === 'httpsNotice');
-		expect(notice.type).toBe('callout');
-		expect(notice.displayName).toMatch(/Webhook URLs above start with https/);
-		expect(trigger.description).toMatch(/Completion Trigger, which polls/);
+	test('the HTTPS advice is a quiet hint on the Event field, not a permanent warning notice', () => {
+		expect(trigger.properties.filter((p: INodeProperties) => p.type === 'notice' || p.type === 'callout')).toEqual([]);
+		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event');
+		expect(event.hint).toMatch(/Webhook URLs above start with https/);
 	});
 });
