@@ -27,7 +27,14 @@ import { progress } from './lib/common';
 const ROWS = ['bulk', 'feed', 'reports', 'trigger', 'concurrency', 'concurrency-n8n'] as const;
 type RowId = (typeof ROWS)[number];
 /** issue 7's numbering */
-const NUMBER: Record<RowId, string> = { bulk: '1', feed: '2', reports: '3', trigger: '4', concurrency: '5', 'concurrency-n8n': '5b' };
+const NUMBER: Record<RowId, string> = {
+	bulk: '1',
+	feed: '2',
+	reports: '3',
+	trigger: '4',
+	concurrency: '5',
+	'concurrency-n8n': '5b',
+};
 /** rows that share one real n8n run in one child process, after the others */
 const REAL_N8N_ROWS: RowId[] = ['trigger', 'concurrency-n8n'];
 
@@ -69,7 +76,9 @@ async function runChild(ids: RowId[], options: RowOptions): Promise<void> {
 	}
 	if (ids.some((id) => REAL_N8N_ROWS.includes(id))) {
 		const { stopRealN8n } = await import('./lib/realN8n');
-		await stopRealN8n().catch((error: unknown) => progress(`stopping the real n8n failed: ${(error as Error)?.message}`));
+		await stopRealN8n().catch((error: unknown) =>
+			progress(`stopping the real n8n failed: ${(error as Error)?.message}`),
+		);
 	}
 	await new Promise<void>((resolve) => process.send!({ results }, () => resolve()));
 	process.exit(0);
@@ -81,7 +90,12 @@ function failedRow(id: RowId, error: string, durationMs = 0): RowResult {
 
 function runGroupInChild(ids: RowId[], options: RowOptions): Promise<RowResult[]> {
 	return new Promise((resolve) => {
-		const args = ['--child', ids.join(','), ...(options.quick ? ['--quick'] : []), ...(options.triggerInProcess ? ['--trigger-in-process'] : [])];
+		const args = [
+			'--child',
+			ids.join(','),
+			...(options.quick ? ['--quick'] : []),
+			...(options.triggerInProcess ? ['--trigger-in-process'] : []),
+		];
 		const child = fork(__filename, args, {
 			execArgv: [...process.execArgv, '--expose-gc'],
 			// a row's stdout (n8n-core prints some errors there) goes to stderr: stdout carries the table only
@@ -92,7 +106,15 @@ function runGroupInChild(ids: RowId[], options: RowOptions): Promise<RowResult[]
 			if (message?.results) results = message.results;
 		});
 		child.on('exit', (code, signal) => {
-			resolve(results ?? ids.map((id) => failedRow(id, `the row's process ended (code ${code}, signal ${signal}) without a result`)));
+			resolve(
+				results ??
+					ids.map((id) =>
+						failedRow(
+							id,
+							`the row's process ended (code ${code}, signal ${signal}) without a result`,
+						),
+					),
+			);
 		});
 	});
 }
@@ -102,7 +124,11 @@ function runGroupInChild(ids: RowId[], options: RowOptions): Promise<RowResult[]
 
 function versionOf(pkg: string): string | undefined {
 	try {
-		return (JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as { version: string }).version;
+		return (
+			JSON.parse(fs.readFileSync(require.resolve(`${pkg}/package.json`), 'utf8')) as {
+				version: string;
+			}
+		).version;
 	} catch {
 		return undefined;
 	}
@@ -155,7 +181,13 @@ function tableLines(results: RowResult[]): string[][] {
 			return;
 		}
 		row.metrics.forEach((m, i) => {
-			lines.push([i === 0 ? label : '', m.name, m.display, m.target ?? '', m.verdict === 'info' ? '' : m.verdict]);
+			lines.push([
+				i === 0 ? label : '',
+				m.name,
+				m.display,
+				m.target ?? '',
+				m.verdict === 'info' ? '' : m.verdict,
+			]);
 		});
 	});
 	return lines;
@@ -165,8 +197,17 @@ function textTable(results: RowResult[]): string {
 	const header = ['Row', 'Metric', 'Value', 'Target', 'Result'];
 	const rows = tableLines(results);
 	const widths = header.map((h, c) => Math.max(h.length, ...rows.map((r) => r[c].length)));
-	const out = [header.map((h, c) => pad(h, widths[c])).join('  '), widths.map((w) => '-'.repeat(w)).join('  ')];
-	for (const r of rows) out.push(r.map((cell, c) => pad(cell, widths[c])).join('  ').trimEnd());
+	const out = [
+		header.map((h, c) => pad(h, widths[c])).join('  '),
+		widths.map((w) => '-'.repeat(w)).join('  '),
+	];
+	for (const r of rows)
+		out.push(
+			r
+				.map((cell, c) => pad(cell, widths[c]))
+				.join('  ')
+				.trimEnd(),
+		);
 	return out.join('\n');
 }
 
@@ -189,7 +230,9 @@ function markdown(report: Report): string {
 		'',
 	];
 	report.rows.forEach((row) => {
-		lines.push(`**${NUMBER[row.id as RowId] ?? '?'}. ${row.title}** — ${row.mode || 'n/a'}; ${(row.durationMs / 1000).toFixed(0)} s; settings: \`${JSON.stringify(row.settings)}\``);
+		lines.push(
+			`**${NUMBER[row.id as RowId] ?? '?'}. ${row.title}** — ${row.mode || 'n/a'}; ${(row.durationMs / 1000).toFixed(0)} s; settings: \`${JSON.stringify(row.settings)}\``,
+		);
 		for (const note of row.notes) lines.push(`- ${note}`);
 		if (row.error) lines.push(`- ERROR: ${row.error.split('\n')[0]}`);
 		lines.push('');
@@ -222,10 +265,15 @@ async function main() {
 	const onlyIndex = argv.indexOf('--only');
 	let rows: RowId[] = [...ROWS];
 	if (onlyIndex >= 0) {
-		const wanted = (argv[onlyIndex + 1] ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+		const wanted = (argv[onlyIndex + 1] ?? '')
+			.split(',')
+			.map((s) => s.trim())
+			.filter(Boolean);
 		const unknown = wanted.filter((w) => !(ROWS as readonly string[]).includes(w));
 		if (!wanted.length || unknown.length) {
-			process.stderr.write(`--only needs a comma-separated list of: ${ROWS.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}\n`);
+			process.stderr.write(
+				`--only needs a comma-separated list of: ${ROWS.join(', ')}${unknown.length ? ` (unknown: ${unknown.join(', ')})` : ''}\n`,
+			);
 			process.exit(2);
 		}
 		rows = ROWS.filter((r) => wanted.includes(r));
@@ -236,9 +284,12 @@ async function main() {
 	const t0 = Date.now();
 	const date = new Date().toISOString();
 	const info = machine();
-	progress(`machine: ${info.cpus} × ${info.cpuModel}, ${info.memoryGiB} GiB, Node ${info.nodeVersion}, load ${info.loadAverageAtStart.join(' / ')}`);
+	progress(
+		`machine: ${info.cpus} × ${info.cpuModel}, ${info.memoryGiB} GiB, Node ${info.nodeVersion}, load ${info.loadAverageAtStart.join(' / ')}`,
+	);
 	// one child per in-process row, then one child for the rows that share the real n8n
-	const usesRealN8n = (id: RowId) => id === 'concurrency-n8n' || (id === 'trigger' && !triggerInProcess);
+	const usesRealN8n = (id: RowId) =>
+		id === 'concurrency-n8n' || (id === 'trigger' && !triggerInProcess);
 	const groups: RowId[][] = rows.filter((id) => !usesRealN8n(id)).map((id) => [id]);
 	const realGroup = rows.filter(usesRealN8n);
 	if (realGroup.length) groups.push(realGroup);
@@ -246,7 +297,9 @@ async function main() {
 	for (const group of groups) {
 		progress(`row ${group.join(' + ')} ...`);
 		for (const result of await runGroupInChild(group, { quick, triggerInProcess })) {
-			progress(`row ${result.id}: ${result.error ? `ERROR ${result.error.split('\n')[0]}` : 'done'} in ${(result.durationMs / 1000).toFixed(1)} s`);
+			progress(
+				`row ${result.id}: ${result.error ? `ERROR ${result.error.split('\n')[0]}` : 'done'} in ${(result.durationMs / 1000).toFixed(1)} s`,
+			);
 			collected.push(result);
 		}
 	}
@@ -256,8 +309,15 @@ async function main() {
 		date,
 		machine: info,
 		loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
-		versions: { n8nCore: versionOf('n8n-core'), n8nWorkflow: versionOf('n8n-workflow'), realN8n: await realN8nVersions() },
-		git: { commit: git(['rev-parse', '--short', 'HEAD']), dirty: (git(['status', '--porcelain', '--', 'nodes', 'credentials']) ?? '') !== '' },
+		versions: {
+			n8nCore: versionOf('n8n-core'),
+			n8nWorkflow: versionOf('n8n-workflow'),
+			realN8n: await realN8nVersions(),
+		},
+		git: {
+			commit: git(['rev-parse', '--short', 'HEAD']),
+			dirty: (git(['status', '--porcelain', '--', 'nodes', 'credentials']) ?? '') !== '',
+		},
 		options: argv,
 		durationMs: Date.now() - t0,
 		rows: results,

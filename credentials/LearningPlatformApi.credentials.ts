@@ -33,7 +33,8 @@ export class LearningPlatformApi implements ICredentialType {
 
 	icon: Icon = { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' };
 
-	documentationUrl = 'https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#credentials';
+	documentationUrl =
+		'https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#credentials';
 
 	properties: INodeProperties[] = [
 		{

@@ -33,7 +33,15 @@ function newPair(store: Store, user: ApiUser) {
 export function issueRefreshToken(store: Store, username: string): ApiUser {
 	let user = store.apiUsers.get(username);
 	if (!user) {
-		user = { username, refreshToken: '', apiKey: '', apiKeyExpiresAt: 0, exchanges: 0, failedExchanges: 0, createdAt: store.now() };
+		user = {
+			username,
+			refreshToken: '',
+			apiKey: '',
+			apiKeyExpiresAt: 0,
+			exchanges: 0,
+			failedExchanges: 0,
+			createdAt: store.now(),
+		};
 		store.apiUsers.set(username, user);
 	}
 	user.refreshToken = randomToken('rt_', 32);
@@ -66,7 +74,12 @@ export function refresh(ctx: Ctx, tenancyOk: boolean): Reply {
 	store.dirty();
 	return json(
 		200,
-		{ success: true, api_key: user.apiKey, expires_in: API_KEY_LIFETIME_S, refresh_token: user.refreshToken },
+		{
+			success: true,
+			api_key: user.apiKey,
+			expires_in: API_KEY_LIFETIME_S,
+			refresh_token: user.refreshToken,
+		},
 		peek(store, user.username),
 	);
 }
@@ -76,7 +89,9 @@ export function authenticate(ctx: Ctx): { user: ApiUser } | { reject: Reply } {
 	const { store } = ctx.sb;
 	const token = bearer(ctx.headers);
 	const fail = (error: string) =>
-		({ reject: json(401, { message: 'Unauthenticated.', error }, { 'WWW-Authenticate': 'Bearer' }) }) as const;
+		({
+			reject: json(401, { message: 'Unauthenticated.', error }, { 'WWW-Authenticate': 'Bearer' }),
+		}) as const;
 	if (!token) return fail('missing_api_key');
 	const owner = store.tokenOwners.get(token);
 	const user = owner ? store.apiUsers.get(owner) : undefined;
@@ -86,13 +101,18 @@ export function authenticate(ctx: Ctx): { user: ApiUser } | { reject: Reply } {
 }
 
 /** For the request log: what kind of credential was presented (never the value itself). */
-export function classify(store: Store, authorization: string | undefined): Pick<RequestLogEntry, 'authorization_kind' | 'username'> {
+export function classify(
+	store: Store,
+	authorization: string | undefined,
+): Pick<RequestLogEntry, 'authorization_kind' | 'username'> {
 	if (!authorization) return { authorization_kind: 'none', username: null };
 	const m = /^Bearer\s+(.+)$/i.exec(authorization.trim());
 	const token = m?.[1].trim();
-	const owner = token ? store.tokenOwners.get(token) ?? null : null;
+	const owner = token ? (store.tokenOwners.get(token) ?? null) : null;
 	const user = owner ? store.apiUsers.get(owner) : undefined;
-	if (user && token === user.refreshToken) return { authorization_kind: 'refresh', username: owner };
-	if (user && token === user.apiKey && store.now() < user.apiKeyExpiresAt) return { authorization_kind: 'api_key', username: owner };
+	if (user && token === user.refreshToken)
+		return { authorization_kind: 'refresh', username: owner };
+	if (user && token === user.apiKey && store.now() < user.apiKeyExpiresAt)
+		return { authorization_kind: 'api_key', username: owner };
 	return { authorization_kind: 'invalid', username: owner };
 }

@@ -29,22 +29,34 @@ export function createBookmark(ctx: Ctx): Reply {
 	const username = body.username;
 	const contentId = toInt(body.contentId);
 	const contentType = body.contentType;
-	if (typeof username !== 'string' || username.trim() === '') errors.username = ['The username field is required.'];
+	if (typeof username !== 'string' || username.trim() === '')
+		errors.username = ['The username field is required.'];
 	if (contentId === null) errors.contentId = ['The contentId field is required.'];
 	else if (Number.isNaN(contentId)) errors.contentId = ['The contentId must be an integer.'];
-	if (typeof contentType !== 'string' || contentType.trim() === '') errors.contentType = ['The contentType field is required.'];
+	if (typeof contentType !== 'string' || contentType.trim() === '')
+		errors.contentType = ['The contentType field is required.'];
 	else if (!BOOKMARK_CONTENT_TYPES.includes(contentType.toLowerCase()))
-		errors.contentType = [`The selected contentType is invalid. Allowed values: ${BOOKMARK_CONTENT_TYPES.join(', ')}.`];
+		errors.contentType = [
+			`The selected contentType is invalid. Allowed values: ${BOOKMARK_CONTENT_TYPES.join(', ')}.`,
+		];
 	if (Object.keys(errors).length) {
 		const message = Object.values(errors)[0][0];
 		return json(422, { success: false, message, errors });
 	}
-	const learner = [...store.learners.values()].find((l) => l.username === (username as string) && !l.deleted);
+	const learner = [...store.learners.values()].find(
+		(l) => l.username === (username as string) && !l.deleted,
+	);
 	if (!learner) return json(404, { success: false, message: 'User not found.' });
 	const content = store.contents.get(contentId!);
-	if (!content || content.deleted || content.contenttype.toLowerCase() !== (contentType as string).toLowerCase())
+	if (
+		!content ||
+		content.deleted ||
+		content.contenttype.toLowerCase() !== (contentType as string).toLowerCase()
+	)
 		return json(404, { success: false, message: 'Content not found.' });
-	const existing = store.bookmarks.find((b) => b.userid === learner.id && b.bookmarkable_id === content.id);
+	const existing = store.bookmarks.find(
+		(b) => b.userid === learner.id && b.bookmarkable_id === content.id,
+	);
 	if (existing) return json(200, { success: true, bookmark: render(existing) });
 	const now = store.now();
 	const b: Bookmark = {

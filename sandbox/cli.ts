@@ -80,7 +80,9 @@ async function main() {
 		`  API username   ${sb.username}`,
 		`  refresh token  ${sb.refreshToken}`,
 		`  control API    ${sb.url}${CONTROL_PREFIX}/ (e.g. POST ${CONTROL_PREFIX}/refresh-tokens)`,
-		opts.stateFile ? `  state file     ${opts.stateFile}` : '  state          in memory (use --state FILE to keep tokens across restarts)',
+		opts.stateFile
+			? `  state file     ${opts.stateFile}`
+			: '  state          in memory (use --state FILE to keep tokens across restarts)',
 		`SANDBOX_READY ${JSON.stringify({ url: sb.url, tenancyId: sb.tenancyId, username: sb.username, refreshToken: sb.refreshToken, control: `${sb.url}${CONTROL_PREFIX}` })}`,
 	];
 	process.stdout.write(`${lines.join('\n')}\n`);

@@ -28,7 +28,13 @@ export interface Stats {
 	by_status: Record<string, number>;
 }
 /** A completion record in its feed wire shape. */
-export type CompletionRecord = Record<string, unknown> & { completionid: number; userid: number; contentid: number; lastupdated: string; completionstatus: string };
+export type CompletionRecord = Record<string, unknown> & {
+	completionid: number;
+	userid: number;
+	contentid: number;
+	lastupdated: string;
+	completionstatus: string;
+};
 export interface SubscriptionState {
 	id: number;
 	username: string;
@@ -46,7 +52,14 @@ export interface SubscriptionState {
 export interface DemoSummary {
 	tenancy_id: string;
 	users: { id: number; username: string; suspended: boolean; deleted: boolean }[];
-	content: { id: number; fullname: string; contenttype: string; deleted: boolean; activities: number[]; sessions: number[] }[];
+	content: {
+		id: number;
+		fullname: string;
+		contenttype: string;
+		deleted: boolean;
+		activities: number[];
+		sessions: number[];
+	}[];
 	completions: number;
 }
 
@@ -68,9 +81,18 @@ export class SandboxClient {
 		this.baseUrl = baseUrl.replace(/\/+$/, '');
 	}
 
-	private async call<T>(method: string, path: string, body?: unknown, query?: Record<string, string | number | undefined>): Promise<T> {
+	private async call<T>(
+		method: string,
+		path: string,
+		body?: unknown,
+		query?: Record<string, string | number | undefined>,
+	): Promise<T> {
 		const qs = query
-			? new URLSearchParams(Object.entries(query).filter((e): e is [string, string | number] => e[1] !== undefined).map(([k, v]): [string, string] => [k, String(v)])).toString()
+			? new URLSearchParams(
+					Object.entries(query)
+						.filter((e): e is [string, string | number] => e[1] !== undefined)
+						.map(([k, v]): [string, string] => [k, String(v)]),
+				).toString()
 			: '';
 		const res = await request(`${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`, {
 			method: method as 'GET',
@@ -80,13 +102,18 @@ export class SandboxClient {
 		});
 		const text = await res.body.text();
 		const parsed = text ? (JSON.parse(text) as unknown) : undefined;
-		if (res.statusCode >= 400) throw new SandboxControlError(res.statusCode, parsed, `${method} ${path}`);
+		if (res.statusCode >= 400)
+			throw new SandboxControlError(res.statusCode, parsed, `${method} ${path}`);
 		return parsed as T;
 	}
 
 	/** Issues a fresh refresh token for an API user (created when new); kills its previous token and API key. */
 	issueRefreshToken(username?: string) {
-		return this.call<TokenGrant>('POST', '/refresh-tokens', username === undefined ? {} : { username });
+		return this.call<TokenGrant>(
+			'POST',
+			'/refresh-tokens',
+			username === undefined ? {} : { username },
+		);
 	}
 	/** Live (unmasked) credentials and exchange counters of an API user. */
 	auth(username: string) {
@@ -94,7 +121,10 @@ export class SandboxClient {
 	}
 	/** Makes the current API key expired without rotating the refresh token. */
 	expireApiKey(username: string) {
-		return this.call<{ username: string; api_key_expires_at: string }>('POST', `/auth/${encodeURIComponent(username)}/expire-api-key`);
+		return this.call<{ username: string; api_key_expires_at: string }>(
+			'POST',
+			`/auth/${encodeURIComponent(username)}/expire-api-key`,
+		);
 	}
 	requests(filter: { username?: string; path?: string } = {}) {
 		return this.call<RequestLogEntry[]>('GET', '/requests', undefined, filter);
@@ -121,14 +151,22 @@ export class SandboxClient {
 	clearFaults() {
 		return this.call<{ faults: [] }>('DELETE', '/faults');
 	}
-	simulateCompletion(input: { userId?: number; contentId?: number; completionstatus?: string } = {}) {
+	simulateCompletion(
+		input: { userId?: number; contentId?: number; completionstatus?: string } = {},
+	) {
 		return this.call<{ completion: CompletionRecord }>('POST', '/simulate/completion', input);
 	}
 	simulateRecordChange(completionId: number) {
-		return this.call<{ completion: CompletionRecord }>('POST', '/simulate/record-change', { completionId });
+		return this.call<{ completion: CompletionRecord }>('POST', '/simulate/record-change', {
+			completionId,
+		});
 	}
 	simulateReEnrolment(completionId: number) {
-		return this.call<{ archived: CompletionRecord; created: CompletionRecord }>('POST', '/simulate/re-enrolment', { completionId });
+		return this.call<{ archived: CompletionRecord; created: CompletionRecord }>(
+			'POST',
+			'/simulate/re-enrolment',
+			{ completionId },
+		);
 	}
 	simulateUserDeletion(userId: number) {
 		return this.call<{ removed: number[] }>('POST', '/simulate/user-deletion', { userId });
@@ -137,11 +175,18 @@ export class SandboxClient {
 		return this.call<{ removed: number[] }>('POST', '/simulate/content-deletion', { contentId });
 	}
 	simulateAccountMerge(fromUserId: number, toUserId: number) {
-		return this.call<{ retired: number[]; created: CompletionRecord[] }>('POST', '/simulate/account-merge', { fromUserId, toUserId });
+		return this.call<{ retired: number[]; created: CompletionRecord[] }>(
+			'POST',
+			'/simulate/account-merge',
+			{ fromUserId, toUserId },
+		);
 	}
 	/** Dispatches any concrete event with the given payload to the matching subscriptions. */
 	simulateEvent(event: string, payload: unknown = {}) {
-		return this.call<{ event: string; deliveries: number }>('POST', '/simulate/event', { event, payload });
+		return this.call<{ event: string; deliveries: number }>('POST', '/simulate/event', {
+			event,
+			payload,
+		});
 	}
 	/** Every outgoing delivery attempt (newest last). */
 	deliveries(filter: { subscriptionId?: number; username?: string } = {}) {
@@ -151,12 +196,19 @@ export class SandboxClient {
 		return this.call<{ pending: number }>('GET', '/deliveries/pending');
 	}
 	/** Polls until at least `count` attempts match the filter (default timeout 5 s). */
-	async waitForDeliveries(filter: { subscriptionId?: number; username?: string }, count = 1, timeoutMs = 5000): Promise<DeliveryAttempt[]> {
+	async waitForDeliveries(
+		filter: { subscriptionId?: number; username?: string },
+		count = 1,
+		timeoutMs = 5000,
+	): Promise<DeliveryAttempt[]> {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const d = await this.deliveries(filter);
 			if (d.length >= count) return d;
-			if (Date.now() > deadline) throw new Error(`expected ${count} deliveries for ${JSON.stringify(filter)}, saw ${d.length}`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`expected ${count} deliveries for ${JSON.stringify(filter)}, saw ${d.length}`,
+				);
 			await new Promise((r) => setTimeout(r, 25));
 		}
 	}
@@ -165,7 +217,11 @@ export class SandboxClient {
 		return this.call<SubscriptionState[]>('GET', '/subscriptions', undefined, { username });
 	}
 	generateFeed(count: number, contentType?: string) {
-		return this.call<{ total: number }>('POST', '/feed/generate', contentType === undefined ? { count } : { count, contentType });
+		return this.call<{ total: number }>(
+			'POST',
+			'/feed/generate',
+			contentType === undefined ? { count } : { count, contentType },
+		);
 	}
 	getClock() {
 		return this.call<{ now: number; iso: string }>('GET', '/clock');

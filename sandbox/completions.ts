@@ -41,7 +41,9 @@ function learnerOf(sb: Sandbox, userId: unknown): Learner {
 
 function contentOf(sb: Sandbox, contentId: unknown): Content {
 	if (contentId === undefined || contentId === null) {
-		const pool = [...sb.store.contents.values()].filter((c) => !c.deleted && c.contenttype === 'Course');
+		const pool = [...sb.store.contents.values()].filter(
+			(c) => !c.deleted && c.contenttype === 'Course',
+		);
 		if (!pool.length) throw new Invalid('no course available');
 		return sb.store.rng.pick(pool);
 	}
@@ -57,7 +59,8 @@ function recordOf(sb: Sandbox, completionId: unknown): CompletionData {
 }
 
 function certificate(c: Content, learnerId: number, status: CompletionStatus, now: number) {
-	const certified = status === 'Completed' && c.contenttype !== 'Video' && c.contenttype !== 'Resource';
+	const certified =
+		status === 'Completed' && c.contenttype !== 'Video' && c.contenttype !== 'Resource';
 	return {
 		certificateid: certified ? `CERT-${c.id}-${learnerId}-${Math.floor(now / 1000) % 100000}` : '',
 		expiry: certified && c.certificateValidityDays ? now + c.certificateValidityDays * DAY : null,
@@ -65,16 +68,22 @@ function certificate(c: Content, learnerId: number, status: CompletionStatus, no
 }
 
 /** A learner completes (or progresses in) a piece of content: updates their current record or creates one. */
-export function simulateCompletion(sb: Sandbox, input: { userId?: unknown; contentId?: unknown; completionstatus?: unknown }): CompletionData {
+export function simulateCompletion(
+	sb: Sandbox,
+	input: { userId?: unknown; contentId?: unknown; completionstatus?: unknown },
+): CompletionData {
 	const learner = learnerOf(sb, input.userId);
 	const content = contentOf(sb, input.contentId);
-	const fallback: CompletionStatus = content.contenttype === 'Video' || content.contenttype === 'Resource' ? 'Viewed' : 'Completed';
+	const fallback: CompletionStatus =
+		content.contenttype === 'Video' || content.contenttype === 'Resource' ? 'Viewed' : 'Completed';
 	const status = (input.completionstatus ?? fallback) as CompletionStatus;
-	if (!COMPLETION_STATUSES.includes(status)) throw new Invalid(`completionstatus must be one of ${COMPLETION_STATUSES.join(', ')}`);
+	if (!COMPLETION_STATUSES.includes(status))
+		throw new Invalid(`completionstatus must be one of ${COMPLETION_STATUSES.join(', ')}`);
 	const now = floorToSecond(sb.store.now());
 	let existing: CompletionData | undefined;
 	for (const r of sb.store.feed.current())
-		if (r.userid === learner.id && r.contentid === content.id && r.completionstatus !== 'Archived') existing = r;
+		if (r.userid === learner.id && r.contentid === content.id && r.completionstatus !== 'Archived')
+			existing = r;
 	const done = DONE.includes(status) || status === 'Did Not Complete';
 	const cert = certificate(content, learner.id, status, now);
 	const rec: CompletionData = {
@@ -85,22 +94,36 @@ export function simulateCompletion(sb: Sandbox, input: { userId?: unknown; conte
 		comment: existing?.comment ?? null,
 		lastupdated: now,
 		timeenrolled: existing?.timeenrolled ?? now,
-		timestarted: status === 'Enrolled' ? null : existing?.timestarted ?? now,
+		timestarted: status === 'Enrolled' ? null : (existing?.timestarted ?? now),
 		timecompleted: done && status !== 'Did Not Complete' ? now : null,
 		expiry: cert.expiry ?? existing?.expiry ?? null,
 		completionstatus: status,
 	};
 	if (status !== 'Completed') {
-		rec.certificateid = existing?.certificateid && status === 'Archived' ? existing.certificateid : '';
+		rec.certificateid =
+			existing?.certificateid && status === 'Archived' ? existing.certificateid : '';
 		rec.expiry = null;
 	}
 	put(sb, rec);
-	if (content.contenttype === 'Live Learning' && content.sessions.length && (status === 'Completed' || status === 'Did Not Complete')) {
+	if (
+		content.contenttype === 'Live Learning' &&
+		content.sessions.length &&
+		(status === 'Completed' || status === 'Did Not Complete')
+	) {
 		const session = content.sessions[learner.id % content.sessions.length];
-		const a = sb.store.attendance.find((x) => x.userid === learner.id && x.sessionid === session.id);
+		const a = sb.store.attendance.find(
+			(x) => x.userid === learner.id && x.sessionid === session.id,
+		);
 		const attendancestatus = status === 'Completed' ? 'Attended' : 'Did Not Attend';
 		if (a) a.attendancestatus = attendancestatus;
-		else sb.store.attendance.push({ userid: learner.id, contentid: content.id, sessionid: session.id, attendancestatus, note: null });
+		else
+			sb.store.attendance.push({
+				userid: learner.id,
+				contentid: content.id,
+				sessionid: session.id,
+				attendancestatus,
+				note: null,
+			});
 	}
 	sb.deliveries.dispatch(EVENT.completionCreated, completionPayload(sb, rec), rec.completionid);
 	return rec;
@@ -110,16 +133,24 @@ export function simulateCompletion(sb: Sandbox, input: { userId?: unknown; conte
 export function simulateRecordChange(sb: Sandbox, completionId: unknown): CompletionData {
 	const old = recordOf(sb, completionId);
 	const now = floorToSecond(sb.store.now());
-	const rec: CompletionData = { ...old, comment: `Record updated ${new Date(now).toISOString()}`, lastupdated: now };
+	const rec: CompletionData = {
+		...old,
+		comment: `Record updated ${new Date(now).toISOString()}`,
+		lastupdated: now,
+	};
 	put(sb, rec);
 	sb.deliveries.dispatch(EVENT.completionUpdated, completionPayload(sb, rec), rec.completionid);
 	return rec;
 }
 
 /** Re-enrolment: the old record is archived (keeps its id); a new `Enrolled` record gets a new id. */
-export function simulateReEnrolment(sb: Sandbox, completionId: unknown): { archived: CompletionData; created: CompletionData } {
+export function simulateReEnrolment(
+	sb: Sandbox,
+	completionId: unknown,
+): { archived: CompletionData; created: CompletionData } {
 	const old = recordOf(sb, completionId);
-	if (old.completionstatus === 'Archived') throw new Invalid(`completion ${old.completionid} is already archived`);
+	if (old.completionstatus === 'Archived')
+		throw new Invalid(`completion ${old.completionid} is already archived`);
 	const now = floorToSecond(sb.store.now());
 	const archived: CompletionData = { ...old, completionstatus: 'Archived', lastupdated: now };
 	const created: CompletionData = {
@@ -137,8 +168,16 @@ export function simulateReEnrolment(sb: Sandbox, completionId: unknown): { archi
 	};
 	put(sb, archived);
 	put(sb, created);
-	sb.deliveries.dispatch(EVENT.completionArchived, completionPayload(sb, archived), archived.completionid);
-	sb.deliveries.dispatch(EVENT.completionCreated, completionPayload(sb, created), created.completionid);
+	sb.deliveries.dispatch(
+		EVENT.completionArchived,
+		completionPayload(sb, archived),
+		archived.completionid,
+	);
+	sb.deliveries.dispatch(
+		EVENT.completionCreated,
+		completionPayload(sb, created),
+		created.completionid,
+	);
 	return { archived, created };
 }
 
@@ -177,13 +216,20 @@ export function simulateAccountMerge(sb: Sandbox, fromUserId: unknown, toUserId:
 	const created: CompletionData[] = [];
 	for (const r of old) {
 		sb.store.feed.remove(r.completionid);
-		const rec = { ...r, completionid: sb.store.next('completionId'), userid: to.id, lastupdated: now };
+		const rec = {
+			...r,
+			completionid: sb.store.next('completionId'),
+			userid: to.id,
+			lastupdated: now,
+		};
 		put(sb, rec);
 		created.push(rec);
 	}
 	from.deleted = true;
 	sb.store.dirty();
-	sb.deliveries.dispatch(EVENT.accountMerge, { merge: { from_user_id: from.id, to_user_id: to.id, user: userPayload(to) } });
+	sb.deliveries.dispatch(EVENT.accountMerge, {
+		merge: { from_user_id: from.id, to_user_id: to.id, user: userPayload(to) },
+	});
 	return { retired: old.map((r) => r.completionid), created };
 }
 
@@ -196,14 +242,17 @@ export function generateRecords(sb: Sandbox, count: number, contentType?: string
 	const { store } = sb;
 	const learners = [...store.learners.values()].filter((l) => !l.deleted && !l.suspended);
 	const contents = [...store.contents.values()].filter(
-		(c) => !c.deleted && (!contentType || c.contenttype.toLowerCase() === contentType.toLowerCase()),
+		(c) =>
+			!c.deleted && (!contentType || c.contenttype.toLowerCase() === contentType.toLowerCase()),
 	);
-	if (!learners.length || !contents.length) throw new Invalid('no learners or content to generate records for');
+	if (!learners.length || !contents.length)
+		throw new Invalid('no learners or content to generate records for');
 	const now = floorToSecond(store.now());
 	for (let i = 0; i < count; i++) {
 		const l = learners[Math.floor(store.rng.next() * learners.length)];
 		const c = contents[Math.floor(store.rng.next() * contents.length)];
-		const status: CompletionStatus = c.contenttype === 'Video' || c.contenttype === 'Resource' ? 'Viewed' : 'Completed';
+		const status: CompletionStatus =
+			c.contenttype === 'Video' || c.contenttype === 'Resource' ? 'Viewed' : 'Completed';
 		const cert = certificate(c, l.id, status, now);
 		const id = store.next('completionId');
 		store.feed.put(

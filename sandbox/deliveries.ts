@@ -25,7 +25,8 @@ import { isoZ, unixSeconds } from './util';
 export const USER_AGENT = 'LearningPlatform-Webhooks/2.0 (sandbox)';
 const MAX_RESPONSE_CHARS = 2000;
 
-export const sign = (key: string, body: string) => createHmac('sha256', key).update(body, 'utf8').digest('hex');
+export const sign = (key: string, body: string) =>
+	createHmac('sha256', key).update(body, 'utf8').digest('hex');
 
 interface SendResult {
 	status_code: number | null;
@@ -56,7 +57,13 @@ export class Deliveries {
 	}
 
 	body(event: string, payload: unknown, deliveryId: string): string {
-		return JSON.stringify({ event, payload, now: unixSeconds(this.sb().store.now()), delivery_id: deliveryId, api_version: '2.0' });
+		return JSON.stringify({
+			event,
+			payload,
+			now: unixSeconds(this.sb().store.now()),
+			delivery_id: deliveryId,
+			api_version: '2.0',
+		});
 	}
 
 	/** An event happened: each enabled, not deleted subscription whose event or wildcard matches gets a delivery. */
@@ -106,7 +113,13 @@ export class Deliveries {
 		return res;
 	}
 
-	private schedule(sub: Subscription, log: DeliveryLog, body: string, attempt: number, delayMs: number) {
+	private schedule(
+		sub: Subscription,
+		log: DeliveryLog,
+		body: string,
+		attempt: number,
+		delayMs: number,
+	) {
 		if (this.closed) return;
 		const t = setTimeout(() => {
 			this.timers.delete(t);
@@ -119,7 +132,10 @@ export class Deliveries {
 		const sb = this.sb();
 		const sub = sb.store.subscriptions.get(subId);
 		if (this.closed || !sub || sub.deleted_at !== null || !sub.is_enabled) return;
-		const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+		const headers: Record<string, string> = {
+			'content-type': 'application/json',
+			'user-agent': USER_AGENT,
+		};
 		if (sub.signing_key) headers['x-signature'] = sign(sub.signing_key, body);
 		if (sub.auth_token) headers.authorization = `Bearer ${sub.auth_token}`;
 		const res = await this.send(sub.url, headers, body);
@@ -131,9 +147,27 @@ export class Deliveries {
 		log.response = res.error ?? res.response;
 		log.response_time_ms = res.response_time_ms;
 		log.updated_at = sb.store.now();
-		this.record(sub.id, log.id, sub.owner, sub.url, log.event_type, log.delivery_id, body, headers, attempt, res);
+		this.record(
+			sub.id,
+			log.id,
+			sub.owner,
+			sub.url,
+			log.event_type,
+			log.delivery_id,
+			body,
+			headers,
+			attempt,
+			res,
+		);
 		const max = sb.store.config.deliveryMaxAttempts;
-		if (!ok && attempt < max) this.schedule(sub, log, body, attempt + 1, sb.store.config.deliveryBackoffMs * 2 ** (attempt - 1));
+		if (!ok && attempt < max)
+			this.schedule(
+				sub,
+				log,
+				body,
+				attempt + 1,
+				sb.store.config.deliveryBackoffMs * 2 ** (attempt - 1),
+			);
 	}
 
 	private record(
@@ -168,11 +202,18 @@ export class Deliveries {
 		});
 	}
 
-	private async send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+	private async send(
+		url: string,
+		headers: Record<string, string>,
+		body: string,
+	): Promise<SendResult> {
 		const timeoutMs = this.sb().store.config.deliveryTimeoutMs;
 		const ac = new AbortController();
 		this.inflight.add(ac);
-		const timer = setTimeout(() => ac.abort(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+		const timer = setTimeout(
+			() => ac.abort(new Error(`timed out after ${timeoutMs} ms`)),
+			timeoutMs,
+		);
 		const started = performance.now();
 		try {
 			const res = await request(url, {
@@ -193,8 +234,16 @@ export class Deliveries {
 			};
 		} catch (e) {
 			const err = e as Error & { cause?: Error; code?: string };
-			const reason = ac.signal.aborted && ac.signal.reason instanceof Error ? ac.signal.reason.message : err.cause?.message ?? err.message;
-			return { status_code: null, response: '', error: String(reason).slice(0, MAX_RESPONSE_CHARS), response_time_ms: Math.round(performance.now() - started) };
+			const reason =
+				ac.signal.aborted && ac.signal.reason instanceof Error
+					? ac.signal.reason.message
+					: (err.cause?.message ?? err.message);
+			return {
+				status_code: null,
+				response: '',
+				error: String(reason).slice(0, MAX_RESPONSE_CHARS),
+				response_time_ms: Math.round(performance.now() - started),
+			};
 		} finally {
 			clearTimeout(timer);
 			this.inflight.delete(ac);

@@ -5,7 +5,14 @@
  * The same seed always yields the same data, ids and timestamps.
  */
 import type { Store } from './store';
-import type { CompletionData, CompletionStatus, Content, ContentType, Learner, Session } from './types';
+import type {
+	CompletionData,
+	CompletionStatus,
+	Content,
+	ContentType,
+	Learner,
+	Session,
+} from './types';
 import { floorToSecond, isoOffset, prng, type Prng } from './util';
 
 export interface DemoDataOptions {
@@ -14,15 +21,151 @@ export interface DemoDataOptions {
 	seed?: number;
 }
 
-const FIRST = ['Ava', 'Ben', 'Chloe', 'Dev', 'Elena', 'Farid', 'Grace', 'Hiro', 'Isla', 'Jonas', 'Kemi', 'Liam', 'Maya', 'Noah', 'Olga', 'Priya', 'Quinn', 'Rosa', 'Sam', 'Tariq', 'Uma', 'Viktor', 'Wen', 'Ximena', 'Yusuf', 'Zara'];
-const LAST = ['Adams', 'Banerjee', 'Costa', 'Dubois', 'Evans', 'Fischer', 'Garcia', 'Huang', 'Ibrahim', 'Jensen', 'Kowalski', 'Lopez', 'Murphy', 'Nakamura', 'Okafor', 'Patel', 'Quintero', 'Rossi', 'Schmidt', 'Tanaka', 'Usman', 'Vargas', 'Williams', 'Xu', 'Young', 'Zhang'];
-const DEPARTMENTS = ['Sales', 'Engineering', 'Finance', 'People', 'Operations', 'Customer Success', 'Legal', 'Marketing'];
-const TITLES = ['Associate', 'Specialist', 'Team Lead', 'Manager', 'Senior Manager', 'Director', 'Analyst', 'Coordinator'];
+const FIRST = [
+	'Ava',
+	'Ben',
+	'Chloe',
+	'Dev',
+	'Elena',
+	'Farid',
+	'Grace',
+	'Hiro',
+	'Isla',
+	'Jonas',
+	'Kemi',
+	'Liam',
+	'Maya',
+	'Noah',
+	'Olga',
+	'Priya',
+	'Quinn',
+	'Rosa',
+	'Sam',
+	'Tariq',
+	'Uma',
+	'Viktor',
+	'Wen',
+	'Ximena',
+	'Yusuf',
+	'Zara',
+];
+const LAST = [
+	'Adams',
+	'Banerjee',
+	'Costa',
+	'Dubois',
+	'Evans',
+	'Fischer',
+	'Garcia',
+	'Huang',
+	'Ibrahim',
+	'Jensen',
+	'Kowalski',
+	'Lopez',
+	'Murphy',
+	'Nakamura',
+	'Okafor',
+	'Patel',
+	'Quintero',
+	'Rossi',
+	'Schmidt',
+	'Tanaka',
+	'Usman',
+	'Vargas',
+	'Williams',
+	'Xu',
+	'Young',
+	'Zhang',
+];
+const DEPARTMENTS = [
+	'Sales',
+	'Engineering',
+	'Finance',
+	'People',
+	'Operations',
+	'Customer Success',
+	'Legal',
+	'Marketing',
+];
+const TITLES = [
+	'Associate',
+	'Specialist',
+	'Team Lead',
+	'Manager',
+	'Senior Manager',
+	'Director',
+	'Analyst',
+	'Coordinator',
+];
 const LOCATIONS = ['London', 'Leeds', 'Dublin', 'Berlin', 'Toronto', 'Remote'];
-const TOPICS = ['Data Protection Essentials', 'Fire Safety', 'Health and Safety at Work', 'Anti-Bribery', 'Information Security', 'Manual Handling', 'Equality and Diversity', 'Leading Teams', 'Giving Feedback', 'Customer Service Excellence', 'Project Management Basics', 'Agile Fundamentals', 'Time Management', 'Negotiation Skills', 'Presentation Skills', 'Financial Acumen', 'Safeguarding', 'Modern Slavery Awareness', 'Cyber Awareness', 'First Aid Refresher', 'Conflict Resolution', 'Coaching Conversations', 'Writing for the Web', 'Excel Intermediate', 'Accessibility Basics', 'Mental Health Awareness', 'Sales Discovery', 'Onboarding: Welcome', 'Code of Conduct', 'Risk Management'];
-const LL_TOPICS = ['First Aid at Work (classroom)', 'Leadership Bootcamp', 'Fire Warden Training', 'Negotiation Workshop', 'Advanced Excel Lab', 'Mentoring Circle', 'Public Speaking Clinic', 'Product Deep Dive'];
-const VIDEO_TOPICS = ['Welcome from the CEO', 'How to Lift Safely', 'Phishing in 5 Minutes', 'Our Values', 'Using the Expense Tool', 'Meeting Etiquette', 'Password Hygiene', 'Desk Setup', 'Giving Praise', 'Quarterly Update', 'Customer Story: Northwind', 'Intro to OKRs'];
-const RESOURCE_TOPICS = ['Employee Handbook', 'Travel Policy', 'Brand Guidelines', 'IT Acceptable Use', 'Holiday Planner', 'Onboarding Checklist', 'Security Incident Form', 'Benefits Guide', 'Style Guide', 'Org Chart'];
+const TOPICS = [
+	'Data Protection Essentials',
+	'Fire Safety',
+	'Health and Safety at Work',
+	'Anti-Bribery',
+	'Information Security',
+	'Manual Handling',
+	'Equality and Diversity',
+	'Leading Teams',
+	'Giving Feedback',
+	'Customer Service Excellence',
+	'Project Management Basics',
+	'Agile Fundamentals',
+	'Time Management',
+	'Negotiation Skills',
+	'Presentation Skills',
+	'Financial Acumen',
+	'Safeguarding',
+	'Modern Slavery Awareness',
+	'Cyber Awareness',
+	'First Aid Refresher',
+	'Conflict Resolution',
+	'Coaching Conversations',
+	'Writing for the Web',
+	'Excel Intermediate',
+	'Accessibility Basics',
+	'Mental Health Awareness',
+	'Sales Discovery',
+	'Onboarding: Welcome',
+	'Code of Conduct',
+	'Risk Management',
+];
+const LL_TOPICS = [
+	'First Aid at Work (classroom)',
+	'Leadership Bootcamp',
+	'Fire Warden Training',
+	'Negotiation Workshop',
+	'Advanced Excel Lab',
+	'Mentoring Circle',
+	'Public Speaking Clinic',
+	'Product Deep Dive',
+];
+const VIDEO_TOPICS = [
+	'Welcome from the CEO',
+	'How to Lift Safely',
+	'Phishing in 5 Minutes',
+	'Our Values',
+	'Using the Expense Tool',
+	'Meeting Etiquette',
+	'Password Hygiene',
+	'Desk Setup',
+	'Giving Praise',
+	'Quarterly Update',
+	'Customer Story: Northwind',
+	'Intro to OKRs',
+];
+const RESOURCE_TOPICS = [
+	'Employee Handbook',
+	'Travel Policy',
+	'Brand Guidelines',
+	'IT Acceptable Use',
+	'Holiday Planner',
+	'Onboarding Checklist',
+	'Security Incident Form',
+	'Benefits Guide',
+	'Style Guide',
+	'Org Chart',
+];
 const CATEGORIES = ['Compliance', 'Leadership', 'Professional Skills', 'Technology', 'Wellbeing'];
 const TAGS = ['mandatory', 'new-starter', 'annual', 'managers', 'self-paced', 'blended', 'popular'];
 const PROGRAMS = [
@@ -30,8 +173,22 @@ const PROGRAMS = [
 	{ id: 12, fullname: 'Annual Compliance' },
 	{ id: 13, fullname: 'Management Pathway' },
 ];
-const ACTIVITY_NAMES = ['Introduction', 'Module 1', 'Module 2', 'Module 3', 'Case study', 'Knowledge check', 'Final assessment', 'Feedback survey'];
-const COMMENTS = ['Completed via recognition of prior learning', 'Marked complete by manager', 'Extension granted', 'Imported from previous LMS'];
+const ACTIVITY_NAMES = [
+	'Introduction',
+	'Module 1',
+	'Module 2',
+	'Module 3',
+	'Case study',
+	'Knowledge check',
+	'Final assessment',
+	'Feedback survey',
+];
+const COMMENTS = [
+	'Completed via recognition of prior learning',
+	'Marked complete by manager',
+	'Extension granted',
+	'Imported from previous LMS',
+];
 const NOTES = ['Arrived late', 'Left early', 'Excused by manager', 'Joined remotely'];
 
 /** Demo timeline: fixed, so data is identical on every start (all before any realistic "now"). */
@@ -44,7 +201,13 @@ const HOUR = 3_600_000;
 export const CONTENT_FIELD_NAMES = ['Level', 'Accreditation body', 'Review date', 'Internal code'];
 export const USER_FIELD_NAMES = ['Department', 'Job title', 'Location', 'Employee number'];
 
-function makeContent(r: Prng, id: number, type: ContentType, name: string, ctx: { activityId: number; sessionId: number }): Content {
+function makeContent(
+	r: Prng,
+	id: number,
+	type: ContentType,
+	name: string,
+	ctx: { activityId: number; sessionId: number },
+): Content {
 	const created = DEMO_START - r.int(30, 400) * DAY + r.int(0, 86_399) * 1000;
 	const level = r.chance(0.8) ? r.pick(['Beginner', 'Intermediate', 'Advanced']) : '';
 	const accreditation = r.chance(0.4) ? r.pick(['CPD', 'IOSH', 'ILM']) : '';
@@ -68,7 +231,9 @@ function makeContent(r: Prng, id: number, type: ContentType, name: string, ctx: 
 				start,
 				end: start + r.int(1, 7) * HOUR,
 				customfields: {
-					Location: virtual ? 'Online' : `${r.pick(['Room 1.02', 'Room 2.14', 'Training Suite'])}, ${r.pick(LOCATIONS.slice(0, 5))}`,
+					Location: virtual
+						? 'Online'
+						: `${r.pick(['Room 1.02', 'Room 2.14', 'Training Suite'])}, ${r.pick(LOCATIONS.slice(0, 5))}`,
 					'Meeting link': virtual ? `https://meet.example.com/${id}-${i + 1}` : '',
 					Instructor: `${r.pick(FIRST)} ${r.pick(LAST)}`,
 				},
@@ -87,7 +252,12 @@ function makeContent(r: Prng, id: number, type: ContentType, name: string, ctx: 
 		cost,
 		duration: r.chance(0.7) ? r.int(1, 16) * 15 : null,
 		programs: r.chance(0.4) ? [r.pick(PROGRAMS)] : [],
-		category: type === 'Video' || type === 'Resource' ? (r.chance(0.5) ? r.pick(CATEGORIES) : null) : r.pick(CATEGORIES),
+		category:
+			type === 'Video' || type === 'Resource'
+				? r.chance(0.5)
+					? r.pick(CATEGORIES)
+					: null
+				: r.pick(CATEGORIES),
 		tags: TAGS.filter(() => r.chance(0.25)),
 		customfields: [
 			{ name: 'Level', data: level },
@@ -106,7 +276,8 @@ function makeContent(r: Prng, id: number, type: ContentType, name: string, ctx: 
 
 /** Fills an empty store with the seeded demo tenancy. `false` = catalogue and 20 learners, no records. */
 export function seedDemoData(store: Store, opt: boolean | DemoDataOptions = true) {
-	const o: DemoDataOptions = opt === false ? { users: 20, completions: 0 } : opt === true ? {} : opt;
+	const o: DemoDataOptions =
+		opt === false ? { users: 20, completions: 0 } : opt === true ? {} : opt;
 	const nUsers = o.users ?? 300;
 	const nCompletions = o.completions ?? 3000;
 	const r = prng(o.seed ?? 42);
@@ -117,7 +288,8 @@ export function seedDemoData(store: Store, opt: boolean | DemoDataOptions = true
 		const firstname = r.pick(FIRST);
 		const lastname = r.pick(LAST);
 		let username = `${firstname}.${lastname}`.toLowerCase();
-		for (let k = 2; taken.has(username); k++) username = `${firstname}.${lastname}${k}`.toLowerCase();
+		for (let k = 2; taken.has(username); k++)
+			username = `${firstname}.${lastname}${k}`.toLowerCase();
 		taken.add(username);
 		const id = i + 2; // learner ids start at 2 (1 is the site admin)
 		store.counters.learnerId = id;
@@ -142,12 +314,19 @@ export function seedDemoData(store: Store, opt: boolean | DemoDataOptions = true
 	// catalogue
 	const ctx = { activityId: 1000, sessionId: 5000 };
 	TOPICS.forEach((t, i) => store.contents.set(101 + i, makeContent(r, 101 + i, 'Course', t, ctx)));
-	LL_TOPICS.forEach((t, i) => store.contents.set(201 + i, makeContent(r, 201 + i, 'Live Learning', t, ctx)));
-	VIDEO_TOPICS.forEach((t, i) => store.contents.set(301 + i, makeContent(r, 301 + i, 'Video', t, ctx)));
-	RESOURCE_TOPICS.forEach((t, i) => store.contents.set(401 + i, makeContent(r, 401 + i, 'Resource', t, ctx)));
+	LL_TOPICS.forEach((t, i) =>
+		store.contents.set(201 + i, makeContent(r, 201 + i, 'Live Learning', t, ctx)),
+	);
+	VIDEO_TOPICS.forEach((t, i) =>
+		store.contents.set(301 + i, makeContent(r, 301 + i, 'Video', t, ctx)),
+	);
+	RESOURCE_TOPICS.forEach((t, i) =>
+		store.contents.set(401 + i, makeContent(r, 401 + i, 'Resource', t, ctx)),
+	);
 
 	const learners = [...store.learners.values()];
-	const byType = (t: ContentType) => [...store.contents.values()].filter((c) => c.contenttype === t);
+	const byType = (t: ContentType) =>
+		[...store.contents.values()].filter((c) => c.contenttype === t);
 	const courses = byType('Course');
 	const lls = byType('Live Learning');
 	const videos = byType('Video');
@@ -156,13 +335,22 @@ export function seedDemoData(store: Store, opt: boolean | DemoDataOptions = true
 	// completion records
 	const records: CompletionData[] = [];
 	const pairs = new Set<string>();
-	const newRecord = (learner: Learner, content: Content, status: CompletionStatus, floor = DEMO_START): CompletionData => {
-		const enrolled = floor + r.int(0, Math.max(1, Math.floor((DEMO_END - floor) / 1000) - 60 * 86_400)) * 1000;
+	const newRecord = (
+		learner: Learner,
+		content: Content,
+		status: CompletionStatus,
+		floor = DEMO_START,
+	): CompletionData => {
+		const enrolled =
+			floor + r.int(0, Math.max(1, Math.floor((DEMO_END - floor) / 1000) - 60 * 86_400)) * 1000;
 		const started = status === 'Enrolled' ? null : enrolled + r.int(0, 20 * 86_400) * 1000;
 		const done = ['Completed', 'Viewed', 'Archived', 'Did Not Complete'].includes(status);
 		const completed = done && started != null ? started + r.int(600, 30 * 86_400) * 1000 : null;
 		const last = Math.min(DEMO_END, (completed ?? started ?? enrolled) + r.int(0, 2 * 3600) * 1000);
-		const certified = (status === 'Completed' || status === 'Archived') && content.contenttype !== 'Video' && content.contenttype !== 'Resource';
+		const certified =
+			(status === 'Completed' || status === 'Archived') &&
+			content.contenttype !== 'Video' &&
+			content.contenttype !== 'Resource';
 		return {
 			completionid: store.next('completionId'),
 			userid: learner.id,
@@ -172,28 +360,56 @@ export function seedDemoData(store: Store, opt: boolean | DemoDataOptions = true
 			lastupdated: floorToSecond(last),
 			timeenrolled: floorToSecond(enrolled),
 			timestarted: started == null ? null : floorToSecond(started),
-			timecompleted: completed == null || status === 'Did Not Complete' ? null : floorToSecond(completed),
-			expiry: completed != null && certified && content.certificateValidityDays ? floorToSecond(completed + content.certificateValidityDays * DAY) : null,
+			timecompleted:
+				completed == null || status === 'Did Not Complete' ? null : floorToSecond(completed),
+			expiry:
+				completed != null && certified && content.certificateValidityDays
+					? floorToSecond(completed + content.certificateValidityDays * DAY)
+					: null,
 			completionstatus: status,
 		};
 	};
-	for (let guard = 0; records.length < nCompletions && guard < nCompletions * 20 && learners.length > 0; guard++) {
+	for (
+		let guard = 0;
+		records.length < nCompletions && guard < nCompletions * 20 && learners.length > 0;
+		guard++
+	) {
 		const learner = r.pick(learners);
 		const x = r.next();
-		const content = x < 0.55 ? r.pick(courses) : x < 0.7 ? r.pick(lls) : x < 0.85 ? r.pick(videos) : r.pick(resources);
+		const content =
+			x < 0.55
+				? r.pick(courses)
+				: x < 0.7
+					? r.pick(lls)
+					: x < 0.85
+						? r.pick(videos)
+						: r.pick(resources);
 		const key = `${learner.id}:${content.id}`;
 		if (pairs.has(key)) continue;
 		pairs.add(key);
 		const y = r.next();
 		let status: CompletionStatus;
-		if (content.contenttype === 'Course') status = y < 0.55 ? 'Completed' : y < 0.78 ? 'In Progress' : 'Enrolled';
+		if (content.contenttype === 'Course')
+			status = y < 0.55 ? 'Completed' : y < 0.78 ? 'In Progress' : 'Enrolled';
 		else if (content.contenttype === 'Live Learning')
-			status = y < 0.45 ? 'Completed' : y < 0.7 ? 'Enrolled' : y < 0.85 ? 'In Progress' : 'Did Not Complete';
+			status =
+				y < 0.45
+					? 'Completed'
+					: y < 0.7
+						? 'Enrolled'
+						: y < 0.85
+							? 'In Progress'
+							: 'Did Not Complete';
 		else status = 'Viewed';
 		if (content.contenttype === 'Course' && records.length + 1 < nCompletions && r.chance(0.08)) {
 			// a re-enrolment: the older record is archived and keeps its id, the new one has a new id
 			const old = newRecord(learner, content, 'Archived', DEMO_START);
-			const renewed = newRecord(learner, content, status, Math.min(old.lastupdated + DAY, DEMO_END - 61 * DAY));
+			const renewed = newRecord(
+				learner,
+				content,
+				status,
+				Math.min(old.lastupdated + DAY, DEMO_END - 61 * DAY),
+			);
 			old.lastupdated = Math.max(old.lastupdated, renewed.timeenrolled!); // archived when re-enrolled
 			records.push(old, renewed);
 		} else {

@@ -29,11 +29,20 @@ export class Faults {
 	/** Replaces the active rules; throws with a message on an invalid spec. */
 	set(specs: FaultSpec[]) {
 		const rules = specs.map((s): Rule => {
-			if (!['http500', 'drop', 'delay', 'http429'].includes(s.kind)) throw new Error(`unknown fault kind: ${String(s.kind)}`);
-			if (s.rate !== undefined && (typeof s.rate !== 'number' || s.rate < 0 || s.rate > 1)) throw new Error('rate must be a number in 0..1');
-			if (s.count !== undefined && (!Number.isInteger(s.count) || s.count < 0)) throw new Error('count must be a non-negative integer');
-			if (s.kind === 'delay' && (typeof s.delayMs !== 'number' || s.delayMs < 0)) throw new Error('delay faults need delayMs >= 0');
-			return { ...s, re: s.pathPattern ? new RegExp(s.pathPattern) : null, remaining: s.count ?? null, hits: 0 };
+			if (!['http500', 'drop', 'delay', 'http429'].includes(s.kind))
+				throw new Error(`unknown fault kind: ${String(s.kind)}`);
+			if (s.rate !== undefined && (typeof s.rate !== 'number' || s.rate < 0 || s.rate > 1))
+				throw new Error('rate must be a number in 0..1');
+			if (s.count !== undefined && (!Number.isInteger(s.count) || s.count < 0))
+				throw new Error('count must be a non-negative integer');
+			if (s.kind === 'delay' && (typeof s.delayMs !== 'number' || s.delayMs < 0))
+				throw new Error('delay faults need delayMs >= 0');
+			return {
+				...s,
+				re: s.pathPattern ? new RegExp(s.pathPattern) : null,
+				remaining: s.count ?? null,
+				hits: 0,
+			};
 		});
 		this.rules = rules;
 	}

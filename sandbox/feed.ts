@@ -27,7 +27,8 @@ export const FEED_CONTENT_TYPES = ['course', 'live learning', 'resource', 'video
 export const MAX_LIMIT = 500;
 export const DEFAULT_LIMIT = 50;
 
-export const encodeCursor = (position: number) => Buffer.from(`v1:${position}`).toString('base64url');
+export const encodeCursor = (position: number) =>
+	Buffer.from(`v1:${position}`).toString('base64url');
 export function decodeCursor(cursor: string): number | null {
 	if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return null;
 	const m = /^v1:(\d{1,15})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -64,7 +65,12 @@ function matches(store: Store, rec: CompletionData, f: Filters): boolean {
 }
 
 /** The wire shape of a completion record. */
-export function renderCompletion(store: Store, rec: CompletionData, withUser = false, withContent = false): Record<string, unknown> {
+export function renderCompletion(
+	store: Store,
+	rec: CompletionData,
+	withUser = false,
+	withContent = false,
+): Record<string, unknown> {
 	const c = store.contents.get(rec.contentid)!;
 	const l = store.learners.get(rec.userid)!;
 	const out: Record<string, unknown> = {
@@ -75,7 +81,8 @@ export function renderCompletion(store: Store, rec: CompletionData, withUser = f
 		contentname: c.fullname,
 	};
 	// the key is absent (not null) on Video and Resource records
-	if (c.contenttype !== 'Video' && c.contenttype !== 'Resource') out.certificateid = rec.certificateid;
+	if (c.contenttype !== 'Video' && c.contenttype !== 'Resource')
+		out.certificateid = rec.certificateid;
 	Object.assign(out, {
 		comment: rec.comment,
 		lastupdated: isoZ(rec.lastupdated),
@@ -101,7 +108,10 @@ export function completionsFeed(ctx: Ctx): Reply {
 	const us = q.get('updatedSince');
 	if (us !== null && us !== '') {
 		since = parseStrictZ(us);
-		if (since === null) errors.updatedSince = ['The updatedSince must be a UTC date and time in the format YYYY-MM-DDThh:mm:ssZ.'];
+		if (since === null)
+			errors.updatedSince = [
+				'The updatedSince must be a UTC date and time in the format YYYY-MM-DDThh:mm:ssZ.',
+			];
 	}
 	let limit = DEFAULT_LIMIT;
 	const lim = toInt(q.get('limit'));
@@ -115,14 +125,18 @@ export function completionsFeed(ctx: Ctx): Reply {
 	const cur = q.get('cursor');
 	if (cur !== null && cur !== '') {
 		const p = decodeCursor(cur);
-		if (p === null || p > store.feed.seq) errors.cursor = ['The cursor is invalid. Restart from updatedSince.'];
+		if (p === null || p > store.feed.seq)
+			errors.cursor = ['The cursor is invalid. Restart from updatedSince.'];
 		else position = p;
 	}
 	const ct = q.get('contentType');
 	if (ct && !FEED_CONTENT_TYPES.includes(ct.toLowerCase()))
-		errors.contentType = [`The selected contentType is invalid. Allowed values: ${FEED_CONTENT_TYPES.join(', ')}.`];
+		errors.contentType = [
+			`The selected contentType is invalid. Allowed values: ${FEED_CONTENT_TYPES.join(', ')}.`,
+		];
 	const contentId = toInt(q.get('contentId'));
-	if (contentId !== null && Number.isNaN(contentId)) errors.contentId = ['The contentId must be an integer.'];
+	if (contentId !== null && Number.isNaN(contentId))
+		errors.contentId = ['The contentId must be an integer.'];
 	if (Object.keys(errors).length) return json(200, { status: 'Failed', errors });
 
 	const f: Filters = {
@@ -160,5 +174,11 @@ export function completionsFeed(ctx: Ctx): Reply {
 		params.set('cursor', nextCursor);
 		nextUrl = `${ctx.baseUrl}${ctx.path}?${params.toString()}`;
 	}
-	return json(200, { status: 'Complete', data, next_cursor: nextCursor, next_page_url: nextUrl, prev_page_url: null });
+	return json(200, {
+		status: 'Complete',
+		data,
+		next_cursor: nextCursor,
+		next_page_url: nextUrl,
+		prev_page_url: null,
+	});
 }

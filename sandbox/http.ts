@@ -15,8 +15,16 @@ export interface Reply {
 	headers?: Record<string, string | number>;
 }
 
-export const json = (status: number, body: unknown, headers?: Reply['headers']): Reply => ({ status, body, headers });
-export const text = (status: number, t: string, headers?: Reply['headers']): Reply => ({ status, text: t, headers });
+export const json = (status: number, body: unknown, headers?: Reply['headers']): Reply => ({
+	status,
+	body,
+	headers,
+});
+export const text = (status: number, t: string, headers?: Reply['headers']): Reply => ({
+	status,
+	text: t,
+	headers,
+});
 
 /** The running sandbox: what every area may use. */
 export interface Sandbox {

@@ -97,8 +97,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	const tenancyId = options.tenancyId ?? 'acme-learning';
 	const username = options.username ?? 'n8n-integration';
 	const config = configFrom(options);
-	const store = new Store(config, options.now ?? Date.now, options.stateFile, typeof options.demoData === 'object' ? options.demoData.seed : undefined);
-	const ca = options.trustedCaPem === undefined ? [] : Array.isArray(options.trustedCaPem) ? options.trustedCaPem : [options.trustedCaPem];
+	const store = new Store(
+		config,
+		options.now ?? Date.now,
+		options.stateFile,
+		typeof options.demoData === 'object' ? options.demoData.seed : undefined,
+	);
+	const ca =
+		options.trustedCaPem === undefined
+			? []
+			: Array.isArray(options.trustedCaPem)
+				? options.trustedCaPem
+				: [options.trustedCaPem];
 
 	const seed = () => {
 		seedDemoData(store, options.demoData ?? true);
@@ -130,7 +140,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 	}
 	store.flush();
 
-	const server = createServer(sb, options.quiet === false ? { log: (l) => process.stdout.write(`[sandbox] ${l}\n`) } : {});
+	const server = createServer(
+		sb,
+		options.quiet === false ? { log: (l) => process.stdout.write(`[sandbox] ${l}\n`) } : {},
+	);
 	await new Promise<void>((resolve, reject) => {
 		server.once('error', reject);
 		server.listen(options.port ?? 0, host, () => {

@@ -23,7 +23,10 @@ function windowOf(store: Store, username: string): number[] {
 }
 
 export function rateHeaders(limit: number, remaining: number): Record<string, string> {
-	return { 'X-Ratelimit-Limit': String(limit), 'X-RateLimit-Remaining': String(Math.max(0, remaining)) };
+	return {
+		'X-Ratelimit-Limit': String(limit),
+		'X-RateLimit-Remaining': String(Math.max(0, remaining)),
+	};
 }
 
 /** Headers describing the bucket without consuming from it (used on the refresh response). */
@@ -33,7 +36,10 @@ export function peek(store: Store, username: string): Record<string, string> {
 }
 
 /** Consumes one request; returns the headers to add, or a 429 reply. */
-export function consume(store: Store, username: string): { headers: Record<string, string>; reject?: Reply } {
+export function consume(
+	store: Store,
+	username: string,
+): { headers: Record<string, string>; reject?: Reply } {
 	const limit = store.config.rateLimitPerMinute;
 	const w = windowOf(store, username);
 	const now = store.now();

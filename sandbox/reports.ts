@@ -25,24 +25,32 @@ export const CONTENT_REPORT_TYPES = ['course', 'live learning', 'resource', 'vid
 
 function validate(kind: ReportKind, q: URLSearchParams): Record<string, unknown> | null {
 	const errors: Record<string, unknown> = {};
-	const ints = kind === 'activitycompletions' ? ['activityId', 'contentId', 'userId'] : ['contentId'];
+	const ints =
+		kind === 'activitycompletions' ? ['activityId', 'contentId', 'userId'] : ['contentId'];
 	for (const p of ints) {
 		const v = toInt(q.get(p));
-		if (v !== null && (Number.isNaN(v) || v < 1)) errors[p] = [`The ${p} must be a positive integer.`];
+		if (v !== null && (Number.isNaN(v) || v < 1))
+			errors[p] = [`The ${p} must be a positive integer.`];
 	}
 	const ct = q.get('contentType');
 	if (kind === 'activitycompletions') {
 		if (ct && !ACTIVITY_CONTENT_TYPES.some((t) => t.toLowerCase() === ct.toLowerCase()))
-			errors.contentType = [`The selected contentType is invalid. Allowed values: ${ACTIVITY_CONTENT_TYPES.join(', ')}.`];
-		if (!q.get('userId') && !q.get('contentId')) errors.exception = 'Either a userId or a contentId filter is required.';
+			errors.contentType = [
+				`The selected contentType is invalid. Allowed values: ${ACTIVITY_CONTENT_TYPES.join(', ')}.`,
+			];
+		if (!q.get('userId') && !q.get('contentId'))
+			errors.exception = 'Either a userId or a contentId filter is required.';
 	}
 	if (kind === 'content' && ct && !CONTENT_REPORT_TYPES.includes(ct.toLowerCase()))
-		errors.contentType = [`The selected contentType is invalid. Allowed values: ${CONTENT_REPORT_TYPES.join(', ')}.`];
+		errors.contentType = [
+			`The selected contentType is invalid. Allowed values: ${CONTENT_REPORT_TYPES.join(', ')}.`,
+		];
 	return Object.keys(errors).length ? errors : null;
 }
 
 const isReady = (store: Store, r: ReportRequest) =>
-	r.polls >= store.config.reportReadyAfterPolls && store.now() - r.submittedAt >= store.config.reportReadyAfterMs;
+	r.polls >= store.config.reportReadyAfterPolls &&
+	store.now() - r.submittedAt >= store.config.reportReadyAfterMs;
 
 function envelope(store: Store, r: ReportRequest): Reply {
 	if (r.errors) return json(200, { status: 'Failed', requestid: r.id, errors: r.errors });
@@ -59,7 +67,11 @@ export function report(ctx: Ctx, kind: ReportKind): Reply {
 		const id = toInt(rid);
 		const r = id !== null && !Number.isNaN(id) ? store.reports.get(id) : undefined;
 		if (!r || r.owner !== owner || r.kind !== kind)
-			return json(200, { status: 'Failed', requestid: Number.isNaN(id) ? rid : id, errors: { requestid: ['The requestid is unknown.'] } });
+			return json(200, {
+				status: 'Failed',
+				requestid: Number.isNaN(id) ? rid : id,
+				errors: { requestid: ['The requestid is unknown.'] },
+			});
 		if (!r.errors) r.polls++;
 		store.dirty();
 		return envelope(store, r);
@@ -110,7 +122,9 @@ function activityCompletions(store: Store, q: URLSearchParams): unknown[] {
 		const end = rec.timecompleted ?? rec.lastupdated;
 		c.activities.slice(0, done).forEach((a, i) => {
 			if (activityId !== null && a.id !== activityId) return;
-			const t = floorToSecond(rec.timestarted! + ((end - rec.timestarted!) * (i + 1)) / c.activities.length);
+			const t = floorToSecond(
+				rec.timestarted! + ((end - rec.timestarted!) * (i + 1)) / c.activities.length,
+			);
 			const row: Record<string, unknown> = {
 				userid: learner.id,
 				username: learner.username,
@@ -138,7 +152,9 @@ function completedActivities(rec: CompletionData, n: number): number {
 function attendance(store: Store, q: URLSearchParams): unknown[] {
 	const contentId = toInt(q.get('contentId'));
 	const showSuspended = isTrue(q.get('showSuspended'));
-	const [wu, wc, ws] = ['userFields', 'contentFields', 'sessionFields'].map((p) => isTrue(q.get(p)));
+	const [wu, wc, ws] = ['userFields', 'contentFields', 'sessionFields'].map((p) =>
+		isTrue(q.get(p)),
+	);
 	const out: unknown[] = [];
 	for (const a of store.attendance) {
 		if (contentId !== null && a.contentid !== contentId) continue;

@@ -4,7 +4,12 @@
  * (refresh token for op 1, API key otherwise) -> tenancy -> rate limit -> operation.
  * `/__sandbox/...` goes to the control API and skips all of that.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+	createServer as createHttpServer,
+	type IncomingMessage,
+	type Server,
+	type ServerResponse,
+} from 'node:http';
 import { authenticate, classify, refresh } from './auth';
 import { createBookmark } from './bookmarks';
 import { CONTROL_PREFIX, control } from './control';
@@ -27,8 +32,10 @@ import {
 	webhookLogs,
 } from './webhooks';
 
-export const REPORT_ROOT = '/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/{tenancy_id}';
-export const BOOKMARK_ROOT = '/local/vendor_administration/index.php/api/1.2/bookmarks/{tenancy_id}';
+export const REPORT_ROOT =
+	'/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/{tenancy_id}';
+export const BOOKMARK_ROOT =
+	'/local/vendor_administration/index.php/api/1.2/bookmarks/{tenancy_id}';
 export const WEBHOOK_ROOT = '/api/v2/{tenancy_id}/webhooks';
 
 const MAX_BODY = 1024 * 1024;
@@ -46,7 +53,11 @@ interface SpecRoute {
 const R = root(REPORT_ROOT);
 const B = root(BOOKMARK_ROOT);
 const W = root(WEBHOOK_ROOT);
-const route = (method: string, path: string, handler: Handler | null): SpecRoute => ({ method, re: new RegExp(`^${path}$`), handler });
+const route = (method: string, path: string, handler: Handler | null): SpecRoute => ({
+	method,
+	re: new RegExp(`^${path}$`),
+	handler,
+});
 
 const ROUTES: SpecRoute[] = [
 	route('GET', `${R}/apikeys`, null), // operation 1: refresh (see auth.ts)
@@ -106,7 +117,8 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown> |
 	const raw = Buffer.concat(chunks).toString('utf8');
 	if (raw.trim() === '') return null;
 	const type = String(req.headers['content-type'] ?? '').toLowerCase();
-	if (type.includes('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(raw));
+	if (type.includes('application/x-www-form-urlencoded'))
+		return Object.fromEntries(new URLSearchParams(raw));
 	try {
 		const v = JSON.parse(raw) as unknown;
 		return (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
@@ -127,7 +139,14 @@ export function createServer(sb: Sandbox, opts: ServerOptions = {}): Server {
 		const method = (req.method ?? 'GET').toUpperCase();
 		const handle =
 			path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)
-				? handleControl(sb, req, res, method, path.slice(CONTROL_PREFIX.length) || '/', url.searchParams)
+				? handleControl(
+						sb,
+						req,
+						res,
+						method,
+						path.slice(CONTROL_PREFIX.length) || '/',
+						url.searchParams,
+					)
 				: handleSpec(sb, req, res, method, path, url.searchParams, opts);
 		handle.catch((e: Error) => {
 			process.stderr.write(`[sandbox] ${method} ${path}: ${e.stack ?? e.message}\n`);
@@ -138,12 +157,22 @@ export function createServer(sb: Sandbox, opts: ServerOptions = {}): Server {
 	return server;
 }
 
-async function handleControl(sb: Sandbox, req: IncomingMessage, res: ServerResponse, method: string, sub: string, q: URLSearchParams) {
+async function handleControl(
+	sb: Sandbox,
+	req: IncomingMessage,
+	res: ServerResponse,
+	method: string,
+	sub: string,
+	q: URLSearchParams,
+) {
 	let body: Record<string, unknown> | null;
 	try {
 		body = await readBody(req);
 	} catch (e) {
-		return send(res, json(e instanceof BodyError ? e.status : 400, { error: (e as Error).message }));
+		return send(
+			res,
+			json(e instanceof BodyError ? e.status : 400, { error: (e as Error).message }),
+		);
 	}
 	send(res, await control(sb, method, sub, q, body));
 }
@@ -186,7 +215,14 @@ async function handleSpec(
 	if (fault.terminal === 'http500') return send(res, json(500, { message: 'Server Error' }));
 	if (fault.terminal === 'http429') {
 		store.stats.rate_limited++;
-		return send(res, json(429, { message: 'Too Many Attempts.' }, { ...rateHeaders(store.config.rateLimitPerMinute, 0), 'Retry-After': '1' }));
+		return send(
+			res,
+			json(
+				429,
+				{ message: 'Too Many Attempts.' },
+				{ ...rateHeaders(store.config.rateLimitPerMinute, 0), 'Retry-After': '1' },
+			),
+		);
 	}
 
 	// every request must carry a User-Agent (spec Authentication 7)
@@ -197,7 +233,14 @@ async function handleSpec(
 	const hit = matching.find((x) => x.r.method === method);
 	if (!hit) {
 		if (matching.length)
-			return send(res, json(405, { message: 'Method Not Allowed' }, { Allow: [...new Set(matching.map((x) => x.r.method))].join(', ') }));
+			return send(
+				res,
+				json(
+					405,
+					{ message: 'Method Not Allowed' },
+					{ Allow: [...new Set(matching.map((x) => x.r.method))].join(', ') },
+				),
+			);
 		return send(res, json(404, { message: 'Not Found' }));
 	}
 
@@ -205,7 +248,10 @@ async function handleSpec(
 	try {
 		if (method !== 'GET' && method !== 'DELETE') body = await readBody(req);
 	} catch (e) {
-		return send(res, json(e instanceof BodyError ? e.status : 400, { message: (e as Error).message }));
+		return send(
+			res,
+			json(e instanceof BodyError ? e.status : 400, { message: (e as Error).message }),
+		);
 	}
 	const ctx: Ctx = {
 		sb,
@@ -224,7 +270,14 @@ async function handleSpec(
 	const auth = authenticate(ctx);
 	if ('reject' in auth) return send(res, auth.reject);
 	if (!tenancyOk)
-		return send(res, json(401, { message: 'Unauthenticated.', error: 'tenancy_mismatch' }, { 'WWW-Authenticate': 'Bearer' }));
+		return send(
+			res,
+			json(
+				401,
+				{ message: 'Unauthenticated.', error: 'tenancy_mismatch' },
+				{ 'WWW-Authenticate': 'Bearer' },
+			),
+		);
 	ctx.user = auth.user;
 	const rate = consume(store, auth.user.username);
 	if (rate.reject) return send(res, rate.reject);

@@ -132,12 +132,14 @@ export class Store {
 
 	logRequest(e: RequestLogEntry) {
 		this.requestLog.push(e);
-		if (this.requestLog.length > MAX_REQUEST_LOG) this.requestLog.splice(0, this.requestLog.length - MAX_REQUEST_LOG);
+		if (this.requestLog.length > MAX_REQUEST_LOG)
+			this.requestLog.splice(0, this.requestLog.length - MAX_REQUEST_LOG);
 	}
 
 	addAttempt(a: DeliveryAttempt) {
 		this.attempts.push(a);
-		if (this.attempts.length > MAX_ATTEMPTS) this.attempts.splice(0, this.attempts.length - MAX_ATTEMPTS);
+		if (this.attempts.length > MAX_ATTEMPTS)
+			this.attempts.splice(0, this.attempts.length - MAX_ATTEMPTS);
 		this.dirty();
 	}
 
@@ -185,7 +187,8 @@ export class Store {
 	load(): boolean {
 		if (!this.stateFile || !existsSync(this.stateFile)) return false;
 		const p = JSON.parse(readFileSync(this.stateFile, 'utf8')) as Persisted;
-		if (p.version !== 1) throw new Error(`unsupported sandbox state file version in ${this.stateFile}`);
+		if (p.version !== 1)
+			throw new Error(`unsupported sandbox state file version in ${this.stateFile}`);
 		this.clockOffset = p.clockOffset;
 		this.counters = p.counters;
 		this.learners = new Map(p.learners.map((l) => [l.id, l]));
@@ -206,7 +209,8 @@ export class Store {
 	clear(config: SandboxConfig) {
 		this.config = { ...config };
 		this.clockOffset = 0;
-		for (const k of Object.keys(this.counters) as (keyof Counters)[]) this.counters[k] = k === 'requestId' ? 1000 : 0;
+		for (const k of Object.keys(this.counters) as (keyof Counters)[])
+			this.counters[k] = k === 'requestId' ? 1000 : 0;
 		this.learners.clear();
 		this.contents.clear();
 		this.attendance = [];

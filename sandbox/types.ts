@@ -1,9 +1,20 @@
 /** Domain types of the simulated tenancy (internal representation; wire shapes are built per area). */
 
 export type ContentType = 'Course' | 'Live Learning' | 'Video' | 'Resource';
-export const CONTENT_TYPES: readonly ContentType[] = ['Course', 'Live Learning', 'Video', 'Resource'];
+export const CONTENT_TYPES: readonly ContentType[] = [
+	'Course',
+	'Live Learning',
+	'Video',
+	'Resource',
+];
 
-export type CompletionStatus = 'Completed' | 'In Progress' | 'Enrolled' | 'Archived' | 'Viewed' | 'Did Not Complete';
+export type CompletionStatus =
+	| 'Completed'
+	| 'In Progress'
+	| 'Enrolled'
+	| 'Archived'
+	| 'Viewed'
+	| 'Did Not Complete';
 export const COMPLETION_STATUSES: readonly CompletionStatus[] = [
 	'Completed',
 	'In Progress',

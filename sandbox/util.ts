@@ -15,9 +15,11 @@ export const isoOffset = (ms: number) => `${parts(ms)}+00:00`;
 /** `YYYY-MM-DDThh:mm:ssZ`: the feed's `lastupdated` (usable as `updatedSince`). */
 export const isoZ = (ms: number) => `${parts(ms)}Z`;
 /** `YYYY-MM-DDThh:mm:ss.uuuuuuZ`: bookmark created_at/updated_at (fractional seconds, Laravel style). */
-export const isoMicrosZ = (ms: number) => `${parts(ms)}.${pad(new Date(ms).getUTCMilliseconds(), 3)}000Z`;
+export const isoMicrosZ = (ms: number) =>
+	`${parts(ms)}.${pad(new Date(ms).getUTCMilliseconds(), 3)}000Z`;
 /** `+00:00` form, or the empty string for an unset time (feed time fields are never null). */
-export const isoOffsetOrEmpty = (ms: number | null | undefined) => (ms == null ? '' : isoOffset(ms));
+export const isoOffsetOrEmpty = (ms: number | null | undefined) =>
+	ms == null ? '' : isoOffset(ms);
 export const unixSeconds = (ms: number) => Math.floor(ms / 1000);
 export const floorToSecond = (ms: number) => Math.floor(ms / 1000) * 1000;
 
@@ -50,10 +52,12 @@ export function prng(seed: number) {
 }
 export type Prng = ReturnType<typeof prng>;
 
-export const randomToken = (prefix: string, bytes = 24) => `${prefix}${randomBytes(bytes).toString('base64url')}`;
+export const randomToken = (prefix: string, bytes = 24) =>
+	`${prefix}${randomBytes(bytes).toString('base64url')}`;
 
 /** Boolean query parameters: enabled by `true` (any case) or `1`; anything else is false. */
-export const isTrue = (v: string | null | undefined) => v != null && (v.toLowerCase() === 'true' || v === '1');
+export const isTrue = (v: string | null | undefined) =>
+	v != null && (v.toLowerCase() === 'true' || v === '1');
 
 /** Integer from a query string or JSON value; null when absent, NaN when present but not an integer. */
 export function toInt(v: unknown): number | null {

@@ -70,7 +70,14 @@ export function paginate<T>(items: T[], q: URLSearchParams) {
 	const total = items.length;
 	return {
 		data: items.slice((page - 1) * perPage, page * perPage),
-		meta: { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)), next: null, prev: null },
+		meta: {
+			current_page: page,
+			per_page: perPage,
+			total,
+			last_page: Math.max(1, Math.ceil(total / perPage)),
+			next: null,
+			prev: null,
+		},
 	};
 }
 
@@ -83,22 +90,46 @@ function urlErrors(ctx: Ctx, v: unknown): string[] | null {
 	} catch {
 		return ['The url field must be a valid URL.'];
 	}
-	if (u.protocol === 'https:' || (u.protocol === 'http:' && ctx.sb.store.config.allowHttpWebhookUrls)) return null;
+	if (
+		u.protocol === 'https:' ||
+		(u.protocol === 'http:' && ctx.sb.store.config.allowHttpWebhookUrls)
+	)
+		return null;
 	return ['The url field must start with one of the following: https://.'];
 }
 
 const asBool = (v: unknown): boolean | undefined =>
-	v === true || v === 1 || v === '1' || v === 'true' ? true : v === false || v === 0 || v === '0' || v === 'false' ? false : undefined;
+	v === true || v === 1 || v === '1' || v === 'true'
+		? true
+		: v === false || v === 0 || v === '0' || v === 'false'
+			? false
+			: undefined;
 
-type Fields = Partial<Pick<Subscription, 'event' | 'url' | 'signing_key' | 'auth_token' | 'auth_type' | 'content_type_header' | 'is_enabled'>>;
+type Fields = Partial<
+	Pick<
+		Subscription,
+		| 'event'
+		| 'url'
+		| 'signing_key'
+		| 'auth_token'
+		| 'auth_type'
+		| 'content_type_header'
+		| 'is_enabled'
+	>
+>;
 
 /** Validates the supplied fields (create: event and url required). */
-function validate(ctx: Ctx, body: Record<string, unknown>, creating: boolean): { fields: Fields } | { reject: Reply } {
+function validate(
+	ctx: Ctx,
+	body: Record<string, unknown>,
+	creating: boolean,
+): { fields: Fields } | { reject: Reply } {
 	const errors: Record<string, string[]> = {};
 	const fields: Fields = {};
 	const has = (k: string) => Object.prototype.hasOwnProperty.call(body, k);
 	if (creating || has('event')) {
-		if (typeof body.event !== 'string' || body.event === '') errors.event = ['The event field is required.'];
+		if (typeof body.event !== 'string' || body.event === '')
+			errors.event = ['The event field is required.'];
 		else if (!ALL_EVENTS.includes(body.event)) errors.event = ['The selected event is invalid.'];
 		else fields.event = body.event;
 	}
@@ -134,7 +165,10 @@ function validate(ctx: Ctx, body: Record<string, unknown>, creating: boolean): {
 	return { fields };
 }
 
-const live = (ctx: Ctx) => [...ctx.sb.store.subscriptions.values()].filter((s) => s.owner === ctx.user!.username && s.deleted_at === null);
+const live = (ctx: Ctx) =>
+	[...ctx.sb.store.subscriptions.values()].filter(
+		(s) => s.owner === ctx.user!.username && s.deleted_at === null,
+	);
 
 function duplicate(ctx: Ctx, event: string, url: string, exceptId?: number) {
 	return live(ctx).some((s) => s.id !== exceptId && s.event === event && s.url === url);
@@ -153,7 +187,10 @@ function find(ctx: Ctx, id: string): Subscription | null {
 export const listEvents = (): Reply => json(200, { events: ALL_EVENTS });
 
 export function listWebhooks(ctx: Ctx): Reply {
-	const page = paginate(live(ctx).sort((a, b) => a.id - b.id), ctx.query);
+	const page = paginate(
+		live(ctx).sort((a, b) => a.id - b.id),
+		ctx.query,
+	);
 	return json(200, { data: page.data.map((s) => render(s)), meta: page.meta });
 }
 
@@ -163,8 +200,11 @@ export function createWebhook(ctx: Ctx): Reply {
 	if ('reject' in v) return v.reject;
 	const f = v.fields;
 	if (live(ctx).length >= MAX_SUBSCRIPTIONS)
-		return unprocessable({ subscription: [`Maximum of ${MAX_SUBSCRIPTIONS} subscriptions per API key reached.`] });
-	if (duplicate(ctx, f.event!, f.url!)) return unprocessable({ url: ['A subscription for this event and URL already exists.'] });
+		return unprocessable({
+			subscription: [`Maximum of ${MAX_SUBSCRIPTIONS} subscriptions per API key reached.`],
+		});
+	if (duplicate(ctx, f.event!, f.url!))
+		return unprocessable({ url: ['A subscription for this event and URL already exists.'] });
 	const now = store.now();
 	const s: Subscription = {
 		id: store.next('subscriptionId'),
@@ -198,7 +238,10 @@ export function updateWebhook(ctx: Ctx, id: string): Reply {
 	const v = validate(ctx, body, false);
 	if ('reject' in v) return v.reject;
 	const f = v.fields;
-	if ((f.event !== undefined || f.url !== undefined) && duplicate(ctx, f.event ?? s.event, f.url ?? s.url, s.id))
+	if (
+		(f.event !== undefined || f.url !== undefined) &&
+		duplicate(ctx, f.event ?? s.event, f.url ?? s.url, s.id)
+	)
 		return unprocessable({ url: ['A subscription for this event and URL already exists.'] });
 	Object.assign(s, f);
 	s.updated_at = ctx.sb.store.now();
@@ -219,7 +262,9 @@ export function deleteWebhook(ctx: Ctx, id: string): Reply {
 export function webhookLogs(ctx: Ctx, id: string): Reply {
 	const s = find(ctx, id);
 	if (!s) return notFound();
-	const logs = [...ctx.sb.store.logs.values()].filter((l) => l.subscriptionId === s.id).sort((a, b) => b.id - a.id);
+	const logs = [...ctx.sb.store.logs.values()]
+		.filter((l) => l.subscriptionId === s.id)
+		.sort((a, b) => b.id - a.id);
 	const page = paginate(logs, ctx.query);
 	return json(200, { data: page.data.map(renderLog), meta: page.meta });
 }
@@ -240,8 +285,11 @@ export function redispatch(ctx: Ctx, id: string, logId: string): Reply {
 	if (!log || log.subscriptionId !== s.id) return json(404, { message: 'Log entry not found.' });
 	const event = log.event_type;
 	if (log.completionId !== null && !ctx.sb.store.feed.get(log.completionId))
-		return json(200, { data: { success: false, message: 'The original payload no longer exists.', event } });
-	if (!s.is_enabled) return json(200, { data: { success: false, message: 'The webhook is disabled.', event } });
+		return json(200, {
+			data: { success: false, message: 'The original payload no longer exists.', event },
+		});
+	if (!s.is_enabled)
+		return json(200, { data: { success: false, message: 'The webhook is disabled.', event } });
 	ctx.sb.deliveries.redispatch(s, log);
 	ctx.sb.store.dirty();
 	return json(200, { data: { success: true, message: 'Webhook queued for redispatch.', event } });
@@ -255,9 +303,12 @@ export function redispatch(ctx: Ctx, id: string, logId: string): Reply {
 export async function relay(ctx: Ctx): Promise<Reply> {
 	const body = ctx.body ?? {};
 	const event = body.event;
-	if (typeof event !== 'string' || event === '') return unprocessable({ event: ['The event field is required.'] });
-	if (isWildcard(event)) return unprocessable({ event: ['Wildcard events are not allowed for relay.'] });
-	if (!CONCRETE_EVENTS.includes(event)) return unprocessable({ event: ['The selected event is invalid.'] });
+	if (typeof event !== 'string' || event === '')
+		return unprocessable({ event: ['The event field is required.'] });
+	if (isWildcard(event))
+		return unprocessable({ event: ['Wildcard events are not allowed for relay.'] });
+	if (!CONCRETE_EVENTS.includes(event))
+		return unprocessable({ event: ['The selected event is invalid.'] });
 	const hasUrl = body.url !== undefined && body.url !== null && body.url !== '';
 	if (hasUrl) {
 		const e = urlErrors(ctx, body.url);
@@ -268,5 +319,12 @@ export async function relay(ctx: Ctx): Promise<Reply> {
 	if (!hasUrl) return json(200, { data: { success: true, data: JSON.parse(wire) } });
 	const res = await ctx.sb.deliveries.relay(body.url as string, event, wire);
 	const ok = res.status_code !== null && res.status_code >= 200 && res.status_code < 300;
-	return json(200, { data: { success: ok, data: res.error ?? res.response, status_code: res.status_code ?? 0, response_time_ms: res.response_time_ms } });
+	return json(200, {
+		data: {
+			success: ok,
+			data: res.error ?? res.response,
+			status_code: res.status_code ?? 0,
+			response_time_ms: res.response_time_ms,
+		},
+	});
 }

@@ -25,7 +25,15 @@ for (const { project, args } of runs) {
 	const started = Date.now();
 	const result = spawnSync(
 		process.execPath,
-		[jest, '--selectProjects', project, '--json', `--outputFile=${outputFile}`, ...args, ...extraArgs],
+		[
+			jest,
+			'--selectProjects',
+			project,
+			'--json',
+			`--outputFile=${outputFile}`,
+			...args,
+			...extraArgs,
+		],
 		{ cwd: root, stdio: 'inherit' },
 	);
 	if (result.status !== 0) exitCode = 1;
@@ -35,11 +43,15 @@ for (const { project, args } of runs) {
 		continue;
 	}
 	const report = JSON.parse(fs.readFileSync(outputFile, 'utf8'));
-	const failedSuites = report.testResults.filter((suite) => suite.status === 'failed' && suite.assertionResults.length === 0).length;
+	const failedSuites = report.testResults.filter(
+		(suite) => suite.status === 'failed' && suite.assertionResults.length === 0,
+	).length;
 	total.passed += report.numPassedTests;
 	total.failed += report.numFailedTests + failedSuites;
 	total.skipped += report.numPendingTests + report.numTodoTests;
-	console.log(`[run-tests] ${project}: ${report.numPassedTests} passed, ${report.numFailedTests + failedSuites} failed in ${Math.round((Date.now() - started) / 1000)} s`);
+	console.log(
+		`[run-tests] ${project}: ${report.numPassedTests} passed, ${report.numFailedTests + failedSuites} failed in ${Math.round((Date.now() - started) / 1000)} s`,
+	);
 }
 
 fs.writeFileSync(path.join(resultsDir, 'summary.json'), JSON.stringify(total));

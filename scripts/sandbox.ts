@@ -56,7 +56,8 @@ const HELP = `Usage: npm run sandbox -- [options]
 `;
 
 function parseArgs(argv: string[]): Options {
-	const envPort = (name: string, fallback: number) => (process.env[name] ? Number(process.env[name]) : fallback);
+	const envPort = (name: string, fallback: number) =>
+		process.env[name] ? Number(process.env[name]) : fallback;
 	const options: Options = {
 		n8nPort: envPort('N8N_PORT', 5678),
 		brokerPort: envPort('LP_BROKER_PORT', 5679),
@@ -70,12 +71,15 @@ function parseArgs(argv: string[]): Options {
 	};
 	const port = (value: string | undefined, flag: string) => {
 		const n = Number(value);
-		if (!value || !Number.isInteger(n) || n < 1 || n > 65535) throw new Error(`${flag} needs a port number, got ${value}`);
+		if (!value || !Number.isInteger(n) || n < 1 || n > 65535)
+			throw new Error(`${flag} needs a port number, got ${value}`);
 		return n;
 	};
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i];
-		const [flag, inline] = arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+		const [flag, inline] = arg.includes('=')
+			? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+			: [arg, undefined];
 		const value = () => inline ?? argv[++i];
 		switch (flag) {
 			case '--n8n-port':
@@ -115,7 +119,8 @@ function parseArgs(argv: string[]): Options {
 		}
 	}
 	const ports = [options.n8nPort, options.brokerPort, options.apiPort, options.tlsPort];
-	if (new Set(ports).size !== ports.length) throw new Error(`the four ports must differ (got ${ports.join(', ')})`);
+	if (new Set(ports).size !== ports.length)
+		throw new Error(`the four ports must differ (got ${ports.join(', ')})`);
 	return options;
 }
 
@@ -156,7 +161,10 @@ function banner(stack: Stack, options: Options, startedIn: number): string {
 			: []),
 		'',
 		' Demo workflows:',
-		...demoWorkflows().map((w) => `   ${w.active ? '[active]  ' : '[manual]  '}${w.name}\n              ${n8nUrl}/workflow/${w.id}`),
+		...demoWorkflows().map(
+			(w) =>
+				`   ${w.active ? '[active]  ' : '[manual]  '}${w.name}\n              ${n8nUrl}/workflow/${w.id}`,
+		),
 		'',
 		' Simulate a course completion (the webhook trigger fires; see its Executions tab):',
 		'',
@@ -202,7 +210,12 @@ async function main(): Promise<void> {
 		name: 'sandbox',
 		workDir: options.stateDir,
 		keepWorkDir: true,
-		ports: { n8n: options.n8nPort, broker: options.brokerPort, sandbox: options.apiPort, front: options.tlsPort },
+		ports: {
+			n8n: options.n8nPort,
+			broker: options.brokerPort,
+			sandbox: options.apiPort,
+			front: options.tlsPort,
+		},
 		sandboxStateFile: apiStateFile,
 		sandboxArgs: options.host !== '127.0.0.1' ? ['--host', options.host] : [],
 		frontHost: options.host,
@@ -217,8 +230,12 @@ async function main(): Promise<void> {
 	// Stay up; if n8n or the sandbox API dies on its own, say so and stop the rest.
 	const died = await Promise.race([
 		stack.main.proc!.exited.then(() => `n8n (log: ${stack.main.logFile})`),
-		...(queueStackOf(stack)?.workers ?? []).map((w) => w.proc!.exited.then(() => `${w.name} (log: ${w.logFile})`)),
-		stack.sandbox!.process.exited.then(() => `the sandbox API (log: ${path.join(options.stateDir, 'logs', 'sandbox-api.log')})`),
+		...(queueStackOf(stack)?.workers ?? []).map((w) =>
+			w.proc!.exited.then(() => `${w.name} (log: ${w.logFile})`),
+		),
+		stack.sandbox!.process.exited.then(
+			() => `the sandbox API (log: ${path.join(options.stateDir, 'logs', 'sandbox-api.log')})`,
+		),
 	]);
 	if (stopping) return new Promise<never>(() => undefined); // Ctrl-C: the signal handler exits
 	log(`${died} exited unexpectedly; shutting down`);

@@ -46,12 +46,37 @@ export interface RowResult {
 }
 
 /** The result of a row that could not run: no metrics, only the error (and any notes so far). */
-export function failedResult(row: { id: string; title: string; mode: string; notes?: string[] }, startedAt: number, error: unknown): RowResult {
-	return { id: row.id, title: row.title, mode: row.mode, settings: {}, metrics: [], notes: row.notes ?? [], durationMs: Date.now() - startedAt, error: errorText(error) };
+export function failedResult(
+	row: { id: string; title: string; mode: string; notes?: string[] },
+	startedAt: number,
+	error: unknown,
+): RowResult {
+	return {
+		id: row.id,
+		title: row.title,
+		mode: row.mode,
+		settings: {},
+		metrics: [],
+		notes: row.notes ?? [],
+		durationMs: Date.now() - startedAt,
+		error: errorText(error),
+	};
 }
 
-export function metric(name: string, value: number | string | null, display: string, target?: { text: string; pass: boolean }): Metric {
-	return { name, value, display, ...(target ? { target: target.text, verdict: target.pass ? 'PASS' : 'MISS' } : { verdict: 'info' }) };
+export function metric(
+	name: string,
+	value: number | string | null,
+	display: string,
+	target?: { text: string; pass: boolean },
+): Metric {
+	return {
+		name,
+		value,
+		display,
+		...(target
+			? { target: target.text, verdict: target.pass ? 'PASS' : 'MISS' }
+			: { verdict: 'info' }),
+	};
 }
 
 // ------------------------------------------------------------------------------------------
@@ -74,7 +99,13 @@ export interface BenchSandbox {
 	stop(): Promise<void>;
 }
 
-export async function startBenchSandbox(options: { rateLimitPerMinute: number; demo?: boolean; trustCaFile?: string; logName?: string; port?: number }): Promise<BenchSandbox> {
+export async function startBenchSandbox(options: {
+	rateLimitPerMinute: number;
+	demo?: boolean;
+	trustCaFile?: string;
+	logName?: string;
+	port?: number;
+}): Promise<BenchSandbox> {
 	const port = options.port ?? (await freePort());
 	const args = ['--quiet', '--rate-limit', String(options.rateLimitPerMinute)];
 	if (options.demo === false) args.push('--no-demo');
@@ -98,7 +129,10 @@ export async function startBenchSandbox(options: { rateLimitPerMinute: number; d
 }
 
 /** A fresh API user (own rate-limit bucket, own keys) and the credential n8n would store for it. */
-export function newApiUser(sandbox: BenchSandbox, name: string): Promise<{ username: string; credentials: CredentialStore }> {
+export function newApiUser(
+	sandbox: BenchSandbox,
+	name: string,
+): Promise<{ username: string; credentials: CredentialStore }> {
 	return newSandboxUser(sandbox, `bench-${name}-${process.pid}`);
 }
 
@@ -151,7 +185,11 @@ export function rssSampler(everyMs = 20): { stop(): number } {
 
 /** The message (and description) of an error, also of the plain error objects n8n keeps in run data. */
 export function errorText(error: unknown): string {
-	if (error !== null && typeof error === 'object' && typeof (error as { message?: unknown }).message === 'string') {
+	if (
+		error !== null &&
+		typeof error === 'object' &&
+		typeof (error as { message?: unknown }).message === 'string'
+	) {
 		const { message, description } = error as { message: string; description?: unknown };
 		return typeof description === 'string' && description ? `${message} (${description})` : message;
 	}

@@ -8,7 +8,10 @@
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 type ActionModule = typeof import('../../nodes/LearningPlatform/LearningPlatform.node');
-type TriggerModule = typeof import('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node');
+type TriggerModule =
+	typeof import('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node');
 
-export const { LearningPlatform } = require('../../nodes/LearningPlatform/LearningPlatform.node.ts') as ActionModule;
-export const { LearningPlatformTrigger } = require('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node.ts') as TriggerModule;
+export const { LearningPlatform } =
+	require('../../nodes/LearningPlatform/LearningPlatform.node.ts') as ActionModule;
+export const { LearningPlatformTrigger } =
+	require('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node.ts') as TriggerModule;

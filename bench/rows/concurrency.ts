@@ -16,7 +16,15 @@
  * persist what it returns).
  */
 import { executeNode } from '../../test/support/n8n';
-import { errorText, failedResult, metric, newApiUser, progress, startBenchSandbox, type RowResult } from '../lib/common';
+import {
+	errorText,
+	failedResult,
+	metric,
+	newApiUser,
+	progress,
+	startBenchSandbox,
+	type RowResult,
+} from '../lib/common';
 import { LearningPlatform } from '../lib/nodes';
 
 const EXECUTIONS = 50;
@@ -25,7 +33,11 @@ const RATE_LIMIT = 600;
 export async function run(): Promise<RowResult> {
 	const t0 = Date.now();
 	const title = `Concurrency: ${EXECUTIONS} executions, one credential, expired key`;
-	const sandbox = await startBenchSandbox({ rateLimitPerMinute: RATE_LIMIT, demo: true, logName: 'concurrency' });
+	const sandbox = await startBenchSandbox({
+		rateLimitPerMinute: RATE_LIMIT,
+		demo: true,
+		logName: 'concurrency',
+	});
 	try {
 		const { username, credentials } = await newApiUser(sandbox, 'concurrency');
 		const nodeType = new LearningPlatform();
@@ -38,13 +50,18 @@ export async function run(): Promise<RowResult> {
 
 		// 24 hours later
 		await sandbox.control.expireApiKey(username);
-		credentials.replace({ ...credentials.data, apiKeyExpiresAt: new Date(Date.now() - 3_600_000).toISOString() });
+		credentials.replace({
+			...credentials.data,
+			apiKeyExpiresAt: new Date(Date.now() - 3_600_000).toISOString(),
+		});
 		await sandbox.control.clearRequests();
 		const writesBefore = credentials.writes.length;
 
 		progress(`concurrency: ${EXECUTIONS} executions at once ...`);
 		const s0 = performance.now();
-		const results = await Promise.all(Array.from({ length: EXECUTIONS }, () => executeNode({ nodeType, parameters, credentials })));
+		const results = await Promise.all(
+			Array.from({ length: EXECUTIONS }, () => executeNode({ nodeType, parameters, credentials })),
+		);
 		const ms = performance.now() - s0;
 		const after = await sandbox.control.auth(username);
 		const exchanges = after.exchanges - before.exchanges;
@@ -57,7 +74,9 @@ export async function run(): Promise<RowResult> {
 		const rateLimited = log.filter((r) => r.status === 429).length;
 		const writes = credentials.writes.length - writesBefore;
 		const firstFailure = failed[0]?.error ? errorText(failed[0].error) : undefined;
-		progress(`concurrency: ${exchanges} exchanges, ${failed.length} failed, ${unauthorized} answers 401, ${writes} credential writes, ${Math.round(ms)} ms`);
+		progress(
+			`concurrency: ${exchanges} exchanges, ${failed.length} failed, ${unauthorized} answers 401, ${writes} credential writes, ${Math.round(ms)} ms`,
+		);
 
 		// the stored credential still works
 		const check = await executeNode({ nodeType, parameters, credentials });
@@ -67,12 +86,35 @@ export async function run(): Promise<RowResult> {
 			id: 'concurrency',
 			title,
 			mode: 'in-process (n8n-core WorkflowExecute, credentials helper mirroring n8n 2.40.7)',
-			settings: { executions: EXECUTIONS, operation: 'completion/getMany limit 1', sandboxRateLimitPerMinute: RATE_LIMIT, expiry: 'server-side expire-api-key + stored apiKeyExpiresAt in the past' },
+			settings: {
+				executions: EXECUTIONS,
+				operation: 'completion/getMany limit 1',
+				sandboxRateLimitPerMinute: RATE_LIMIT,
+				expiry: 'server-side expire-api-key + stored apiKeyExpiresAt in the past',
+			},
 			metrics: [
-				metric('exchanges (one process)', exchanges, String(exchanges), { text: '1', pass: exchanges === 1 }),
-				metric('failed executions', failed.length, firstFailure ? `${failed.length} (first: ${firstFailure.slice(0, 120)})` : String(failed.length), { text: '0', pass: failed.length === 0 }),
-				metric('refused exchanges (401 on refresh)', failedExchanges, String(failedExchanges), { text: '0', pass: failedExchanges === 0 }),
-				metric('credential still works afterwards', stillWorks ? 'yes' : 'no', stillWorks ? 'yes' : `no: ${check.error ? errorText(check.error) : 'no output'}`, { text: 'yes', pass: stillWorks }),
+				metric('exchanges (one process)', exchanges, String(exchanges), {
+					text: '1',
+					pass: exchanges === 1,
+				}),
+				metric(
+					'failed executions',
+					failed.length,
+					firstFailure
+						? `${failed.length} (first: ${firstFailure.slice(0, 120)})`
+						: String(failed.length),
+					{ text: '0', pass: failed.length === 0 },
+				),
+				metric('refused exchanges (401 on refresh)', failedExchanges, String(failedExchanges), {
+					text: '0',
+					pass: failedExchanges === 0,
+				}),
+				metric(
+					'credential still works afterwards',
+					stillWorks ? 'yes' : 'no',
+					stillWorks ? 'yes' : `no: ${check.error ? errorText(check.error) : 'no output'}`,
+					{ text: 'yes', pass: stillWorks },
+				),
 				metric('API requests answered 401', unauthorized, String(unauthorized)),
 				metric('API requests in all', log.length, String(log.length)),
 				metric('credential writes (n8n persists)', writes, String(writes)),

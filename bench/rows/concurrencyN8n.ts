@@ -24,7 +24,12 @@ const EXECUTIONS = 50;
 const LP_NODE = 'Learning Platform';
 
 async function call(url: string): Promise<{ status: number; body: string }> {
-	const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.timeout(300_000) });
+	const res = await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: '{}',
+		signal: AbortSignal.timeout(300_000),
+	});
 	return { status: res.status, body: await res.text() };
 }
 
@@ -36,7 +41,9 @@ export async function run(): Promise<RowResult> {
 		const control = await realN8nSandbox();
 		const grant = await control.issueRefreshToken(`bench-conc-${process.pid}`);
 		const credentialId = `benchConc${process.pid}`.slice(0, 16);
-		await stack.host.importCredentials([sandboxCredential(credentialId, 'Bench concurrency', grant)]);
+		await stack.host.importCredentials([
+			sandboxCredential(credentialId, 'Bench concurrency', grant),
+		]);
 		const path = `bench-concurrency-${process.pid}`;
 		const workflow = await stack.client.createWorkflow({
 			name: 'bench: concurrency',
@@ -48,7 +55,13 @@ export async function run(): Promise<RowResult> {
 					typeVersion: 2.1,
 					position: [0, 0],
 					webhookId: randomUUID(),
-					parameters: { httpMethod: 'POST', path, responseMode: 'lastNode', responseData: 'firstEntryJson', options: {} },
+					parameters: {
+						httpMethod: 'POST',
+						path,
+						responseMode: 'lastNode',
+						responseData: 'firstEntryJson',
+						options: {},
+					},
 				},
 				{
 					id: 'bench-lp',
@@ -67,23 +80,34 @@ export async function run(): Promise<RowResult> {
 
 		// warm: first exchange stored, rate-limit bucket of the n8n process knows the limit
 		const warm = await call(url);
-		if (warm.status !== 200) throw new Error(`warm-up call answered ${warm.status}: ${warm.body.slice(0, 300)}`);
+		if (warm.status !== 200)
+			throw new Error(`warm-up call answered ${warm.status}: ${warm.body.slice(0, 300)}`);
 		const before = await control.auth(grant.username);
 
 		await control.expireApiKey(grant.username);
 		progress(`concurrency-n8n: ${EXECUTIONS} webhook calls at once ...`);
 		const s0 = performance.now();
-		const answers = await Promise.all(Array.from({ length: EXECUTIONS }, () => call(url).catch((error: unknown) => ({ status: 0, body: errorText(error) }))));
+		const answers = await Promise.all(
+			Array.from({ length: EXECUTIONS }, () =>
+				call(url).catch((error: unknown) => ({ status: 0, body: errorText(error) })),
+			),
+		);
 		const ms = performance.now() - s0;
 		const after = await control.auth(grant.username);
 		const exchanges = after.exchanges - before.exchanges;
 		const refused = after.failed_exchanges - before.failed_exchanges;
 
-		const executions = (await stack.client.listExecutions({ workflowId: workflow.id, includeData: true })).sort((a, b) => Number(a.id) - Number(b.id));
+		const executions = (
+			await stack.client.listExecutions({ workflowId: workflow.id, includeData: true })
+		).sort((a, b) => Number(a.id) - Number(b.id));
 		const burst = executions.slice(1);
-		const failed = burst.filter((e) => e.status !== 'success' || nodeOutput(e, LP_NODE).length !== 1);
+		const failed = burst.filter(
+			(e) => e.status !== 'success' || nodeOutput(e, LP_NODE).length !== 1,
+		);
 		const badAnswers = answers.filter((a) => a.status !== 200).length;
-		progress(`concurrency-n8n: ${exchanges} exchanges, ${failed.length} failed of ${burst.length} executions, ${badAnswers} non-200 answers, ${Math.round(ms)} ms`);
+		progress(
+			`concurrency-n8n: ${exchanges} exchanges, ${failed.length} failed of ${burst.length} executions, ${badAnswers} non-200 answers, ${Math.round(ms)} ms`,
+		);
 
 		const stored = await stack.host.storedCredential(credentialId);
 		const live = await control.auth(grant.username);
@@ -95,19 +119,46 @@ export async function run(): Promise<RowResult> {
 			id: 'concurrency-n8n',
 			title,
 			mode: REAL_N8N_MODE,
-			settings: { executions: EXECUTIONS, workflow: 'Webhook (respond: last node) → Completion Get Many limit 1', expiry: 'server-side expire-api-key (stored expiry still in the future)' },
+			settings: {
+				executions: EXECUTIONS,
+				workflow: 'Webhook (respond: last node) → Completion Get Many limit 1',
+				expiry: 'server-side expire-api-key (stored expiry still in the future)',
+			},
 			metrics: [
-				metric('exchanges (one n8n process)', exchanges, String(exchanges), { text: '1', pass: exchanges === 1 }),
-				metric('failed executions', failed.length, `${failed.length}/${burst.length}`, { text: '0', pass: failed.length === 0 && burst.length === EXECUTIONS }),
-				metric('refused exchanges (401 on refresh)', refused, String(refused), { text: '0', pass: refused === 0 }),
-				metric('stored pair is the live one', storedLive ? 'yes' : 'no', storedLive ? 'yes' : 'no', { text: 'yes', pass: storedLive }),
-				metric('credential still works afterwards', stillWorks ? 'yes' : 'no', stillWorks ? 'yes' : `no (${check.status})`, { text: 'yes', pass: stillWorks }),
+				metric('exchanges (one n8n process)', exchanges, String(exchanges), {
+					text: '1',
+					pass: exchanges === 1,
+				}),
+				metric('failed executions', failed.length, `${failed.length}/${burst.length}`, {
+					text: '0',
+					pass: failed.length === 0 && burst.length === EXECUTIONS,
+				}),
+				metric('refused exchanges (401 on refresh)', refused, String(refused), {
+					text: '0',
+					pass: refused === 0,
+				}),
+				metric(
+					'stored pair is the live one',
+					storedLive ? 'yes' : 'no',
+					storedLive ? 'yes' : 'no',
+					{ text: 'yes', pass: storedLive },
+				),
+				metric(
+					'credential still works afterwards',
+					stillWorks ? 'yes' : 'no',
+					stillWorks ? 'yes' : `no (${check.status})`,
+					{ text: 'yes', pass: stillWorks },
+				),
 				metric('webhook calls not answered 200', badAnswers, String(badAnswers)),
 				metric('wall time of the 50', ms, `${Math.round(ms)} ms`),
 			],
 			notes: [
 				'one warm-up execution first (exchange stored, bucket learnt), then the key expired on the server',
-				...(failed[0] ? [`first failed execution: ${failed[0].status} ${JSON.stringify(failed[0].data?.resultData?.error ?? {}).slice(0, 300)}`] : []),
+				...(failed[0]
+					? [
+							`first failed execution: ${failed[0].status} ${JSON.stringify(failed[0].data?.resultData?.error ?? {}).slice(0, 300)}`,
+						]
+					: []),
 			],
 			durationMs: Date.now() - t0,
 		};

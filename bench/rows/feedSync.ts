@@ -12,7 +12,13 @@
  * The sandbox's rate limit is raised for this row so that pacing does not decide the time (at the
  * real 60/min the 200 requests alone would take over 2 minutes); the figure shown is the limit used.
  */
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { Agent, request } from 'undici';
 
 import { LearningPlatform } from '../lib/nodes';
@@ -47,7 +53,12 @@ interface BareResult {
 }
 
 /** The bare loop: GET page, parse JSON, keep the records, follow `next_cursor` until null. */
-async function bareLoop(url: string, apiKey: string, agent: Agent, maxPages = Infinity): Promise<BareResult> {
+async function bareLoop(
+	url: string,
+	apiKey: string,
+	agent: Agent,
+	maxPages = Infinity,
+): Promise<BareResult> {
 	const records: unknown[] = [];
 	let cursor: string | null = null;
 	let requests = 0;
@@ -56,11 +67,16 @@ async function bareLoop(url: string, apiKey: string, agent: Agent, maxPages = In
 		const qs = new URLSearchParams({ limit: String(PAGE), showSuspended: 'true' });
 		if (cursor) qs.set('cursor', cursor);
 		const res = await request(`${url}/completions?${qs}`, {
-			headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': USER_AGENT },
+			headers: {
+				authorization: `Bearer ${apiKey}`,
+				accept: 'application/json',
+				'user-agent': USER_AGENT,
+			},
 			dispatcher: agent,
 		});
 		requests++;
-		if (res.statusCode !== 200) throw new Error(`bare loop: HTTP ${res.statusCode}: ${await res.body.text()}`);
+		if (res.statusCode !== 200)
+			throw new Error(`bare loop: HTTP ${res.statusCode}: ${await res.body.text()}`);
 		const page = (await res.body.json()) as { data: unknown[]; next_cursor: string | null };
 		for (const record of page.data) records.push(record);
 		cursor = page.next_cursor;
@@ -98,7 +114,11 @@ class MinimalFeedNode implements INodeType {
 				method: 'GET',
 				url: `${url}/completions`,
 				qs: { limit: PAGE, showSuspended: true, ...(cursor ? { cursor } : {}) },
-				headers: { Authorization: `Bearer ${apiKey}`, Accept: 'application/json', 'User-Agent': USER_AGENT },
+				headers: {
+					Authorization: `Bearer ${apiKey}`,
+					Accept: 'application/json',
+					'User-Agent': USER_AGENT,
+				},
 				json: true,
 			})) as { data: IDataObject[]; next_cursor: string | null };
 			for (const record of page.data) records.push(record);
@@ -110,27 +130,50 @@ class MinimalFeedNode implements INodeType {
 
 /** The innermost stack frame in this package's node code, following `cause`. */
 function firstOwnFrame(error: unknown): string | undefined {
-	for (let e = error as { stack?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+	for (
+		let e = error as { stack?: unknown; cause?: unknown } | undefined, depth = 0;
+		e && depth < 5;
+		e = e.cause as typeof e, depth++
+	) {
 		if (typeof e.stack !== 'string') continue;
-		const frame = e.stack.split('\n').find((line) => line.includes('/nodes/') && !line.includes('withItemIndex'));
-		if (frame) return frame.trim().replace(/^at /, '').replace(/\(?\/.*\/(nodes\/[^)]*)\)?/, '($1)');
+		const frame = e.stack
+			.split('\n')
+			.find((line) => line.includes('/nodes/') && !line.includes('withItemIndex'));
+		if (frame)
+			return frame
+				.trim()
+				.replace(/^at /, '')
+				.replace(/\(?\/.*\/(nodes\/[^)]*)\)?/, '($1)');
 	}
 	return undefined;
 }
 
 export async function run(): Promise<RowResult> {
 	const t0 = Date.now();
-	const sandbox = await startBenchSandbox({ rateLimitPerMinute: RATE_LIMIT, demo: false, logName: 'feed' });
+	const sandbox = await startBenchSandbox({
+		rateLimitPerMinute: RATE_LIMIT,
+		demo: false,
+		logName: 'feed',
+	});
 	try {
 		const { total } = await sandbox.control.generateFeed(RECORDS);
 		progress(`feed: ${total} records generated`);
 		const { username, credentials } = await newApiUser(sandbox, 'feed');
 		const nodeType = new LearningPlatform();
 		// generated records belong to every learner, suspended ones (hidden by default) included
-		const parameters = { resource: 'completion', operation: 'getMany', returnAll: true, options: { showSuspended: true } };
+		const parameters = {
+			resource: 'completion',
+			operation: 'getMany',
+			returnAll: true,
+			options: { showSuspended: true },
+		};
 
 		// warm-up: the key exchange, the code paths and the sandbox's JIT, with one small page
-		const warm = await executeNode({ nodeType, parameters: { resource: 'completion', operation: 'getMany', returnAll: false, limit: 10 }, credentials });
+		const warm = await executeNode({
+			nodeType,
+			parameters: { resource: 'completion', operation: 'getMany', returnAll: false, limit: 10 },
+			credentials,
+		});
 		if (warm.error) throw warm.error;
 		const reportRoot = `${sandbox.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${encodeURIComponent(sandbox.tenancyId)}`;
 		const agent = new Agent({ keepAliveTimeout: 10_000 });
@@ -165,15 +208,23 @@ export async function run(): Promise<RowResult> {
 			const log = await sandbox.control.requests({ username });
 			nodeRequests = log.filter((r) => r.path.includes('/completions')).length;
 			failed += log.filter((r) => r.status !== 200).length;
-			progress(`feed: run ${i}/${RUNS}: node ${nodeRecords} records, ${nodeRequests} requests, ${seconds(nodeMs)}, peak RSS so far ${mib(peakRss)}`);
+			progress(
+				`feed: run ${i}/${RUNS}: node ${nodeRecords} records, ${nodeRequests} requests, ${seconds(nodeMs)}, peak RSS so far ${mib(peakRss)}`,
+			);
 			bare = await bareLoop(reportRoot, String(credentials.data.apiKey), agent);
 			bareTimes.push(bare.ms);
-			progress(`feed: run ${i}/${RUNS}: bare loop ${bare.records} records, ${bare.requests} requests, ${seconds(bare.ms)}`);
+			progress(
+				`feed: run ${i}/${RUNS}: bare loop ${bare.records} records, ${bare.requests} requests, ${seconds(bare.ms)}`,
+			);
 			const m0 = performance.now();
-			const minimal = await executeNode({ nodeType: minimalNode, parameters: { url: reportRoot, apiKey: String(credentials.data.apiKey) } });
+			const minimal = await executeNode({
+				nodeType: minimalNode,
+				parameters: { url: reportRoot, apiKey: String(credentials.data.apiKey) },
+			});
 			minimalTimes.push(performance.now() - m0);
 			if (minimal.error) throw minimal.error;
-			if ((minimal.output[0]?.length ?? 0) !== bare.records) throw new Error(`minimal node returned ${minimal.output[0]?.length} records`);
+			if ((minimal.output[0]?.length ?? 0) !== bare.records)
+				throw new Error(`minimal node returned ${minimal.output[0]?.length} records`);
 			progress(`feed: run ${i}/${RUNS}: minimal n8n node ${seconds(minimalTimes[i - 1])}`);
 		}
 
@@ -183,7 +234,9 @@ export async function run(): Promise<RowResult> {
 		const big = await executeNode({ nodeType, parameters, credentials });
 		const bigRecords = big.output[0]?.length ?? 0;
 		const bigOk = !big.error && bigRecords === HEADROOM_RECORDS;
-		const bigText = bigOk ? `${bigRecords} records` : `failed: ${big.error ? errorText(big.error) : `${bigRecords} records`}`;
+		const bigText = bigOk
+			? `${bigRecords} records`
+			: `failed: ${big.error ? errorText(big.error) : `${bigRecords} records`}`;
 		const bigWhere = big.error ? firstOwnFrame(big.error) : undefined;
 		progress(`feed: headroom: ${bigText}${bigWhere ? ` ${bigWhere}` : ''}`);
 		const maxRssKiB = process.resourceUsage().maxRSS;
@@ -201,37 +254,87 @@ export async function run(): Promise<RowResult> {
 			id: 'feed',
 			title: 'Feed sync: 100,000 records, Return All',
 			mode: 'in-process (n8n-core WorkflowExecute)',
-			settings: { records: RECORDS, headroomRecords: HEADROOM_RECORDS, pageSize: PAGE, runs: RUNS, sandboxRateLimitPerMinute: RATE_LIMIT, demoData: false, showSuspended: true },
+			settings: {
+				records: RECORDS,
+				headroomRecords: HEADROOM_RECORDS,
+				pageSize: PAGE,
+				runs: RUNS,
+				sandboxRateLimitPerMinute: RATE_LIMIT,
+				demoData: false,
+				showSuspended: true,
+			},
 			metrics: [
-				metric('records returned', nodeRecords, String(nodeRecords), { text: `= ${RECORDS}`, pass: nodeRecords === RECORDS }),
-				metric(`requests ÷ ceil(${RECORDS}/${PAGE})`, requestRatio, `${fixed(requestRatio, 3)} (${nodeRequests}/${expectedRequests})`, {
-					text: '1.0',
-					pass: nodeRequests === expectedRequests,
+				metric('records returned', nodeRecords, String(nodeRecords), {
+					text: `= ${RECORDS}`,
+					pass: nodeRecords === RECORDS,
 				}),
-				metric('records/s ÷ bare undici loop', relative, `${fixed(relative, 2)} (${Math.round(nodeRate)} vs ${Math.round(bareRate)} rec/s)`, {
-					text: '≥ 0.8',
-					pass: relative >= 0.8,
-				}),
-				metric('records/s ÷ minimal n8n node (httpRequest loop)', minimalMs / nodeMs, `${fixed(minimalMs / nodeMs, 2)} (minimal node ${Math.round((bare.records / minimalMs) * 1000)} rec/s = ${fixed(bareMs / minimalMs, 2)} × bare)`),
+				metric(
+					`requests ÷ ceil(${RECORDS}/${PAGE})`,
+					requestRatio,
+					`${fixed(requestRatio, 3)} (${nodeRequests}/${expectedRequests})`,
+					{
+						text: '1.0',
+						pass: nodeRequests === expectedRequests,
+					},
+				),
+				metric(
+					'records/s ÷ bare undici loop',
+					relative,
+					`${fixed(relative, 2)} (${Math.round(nodeRate)} vs ${Math.round(bareRate)} rec/s)`,
+					{
+						text: '≥ 0.8',
+						pass: relative >= 0.8,
+					},
+				),
+				metric(
+					'records/s ÷ minimal n8n node (httpRequest loop)',
+					minimalMs / nodeMs,
+					`${fixed(minimalMs / nodeMs, 2)} (minimal node ${Math.round((bare.records / minimalMs) * 1000)} rec/s = ${fixed(bareMs / minimalMs, 2)} × bare)`,
+				),
 				metric('failed requests', failed, String(failed), { text: '0', pass: failed === 0 }),
-				metric('node wall time (median)', nodeMs, `${seconds(nodeMs)} (runs: ${nodeTimes.map((t) => seconds(t)).join(', ')})`),
-				metric('bare loop wall time (median)', bareMs, `${seconds(bareMs)} (runs: ${bareTimes.map((t) => seconds(t)).join(', ')})`),
-				metric('peak RSS, first node run', firstPeakRss, `${mib(firstPeakRss)} (+${mib(firstPeakRss - rssBefore)} over ${mib(rssBefore)} before)`),
-				metric(`peak RSS over ${RUNS} node runs`, peakRss, `${mib(peakRss)} (process max RSS ${mib(maxRssKiB * 1024)})`),
-				metric(`headroom: Return All of ${HEADROOM_RECORDS} records`, bigOk ? bigRecords : bigText, bigWhere ? `${bigText} at ${bigWhere}` : bigText, { text: 'completes', pass: bigOk }),
+				metric(
+					'node wall time (median)',
+					nodeMs,
+					`${seconds(nodeMs)} (runs: ${nodeTimes.map((t) => seconds(t)).join(', ')})`,
+				),
+				metric(
+					'bare loop wall time (median)',
+					bareMs,
+					`${seconds(bareMs)} (runs: ${bareTimes.map((t) => seconds(t)).join(', ')})`,
+				),
+				metric(
+					'peak RSS, first node run',
+					firstPeakRss,
+					`${mib(firstPeakRss)} (+${mib(firstPeakRss - rssBefore)} over ${mib(rssBefore)} before)`,
+				),
+				metric(
+					`peak RSS over ${RUNS} node runs`,
+					peakRss,
+					`${mib(peakRss)} (process max RSS ${mib(maxRssKiB * 1024)})`,
+				),
+				metric(
+					`headroom: Return All of ${HEADROOM_RECORDS} records`,
+					bigOk ? bigRecords : bigText,
+					bigWhere ? `${bigText} at ${bigWhere}` : bigText,
+					{ text: 'completes', pass: bigOk },
+				),
 			],
 			notes: [
 				`sandbox rate limit raised to ${RATE_LIMIT}/min for this row (the sandbox runs in its own process)`,
 				`node and bare loop run alternately ${RUNS} times each in the same process; the medians are compared`,
 				'bare loop: undici request + JSON parse + keep every record, same page size, filters and cursor walk',
-				'minimal n8n node: the same loop on n8n\'s helpers.httpRequest inside WorkflowExecute, returning the records as items (no transport, pacing or de-duplication): separates n8n\'s cost from ours',
+				"minimal n8n node: the same loop on n8n's helpers.httpRequest inside WorkflowExecute, returning the records as items (no transport, pacing or de-duplication): separates n8n's cost from ours",
 				`headroom (beyond issue 7): ${HEADROOM_RECORDS} records in one Return All`,
 				'Include Suspended Users is on (and showSuspended=true in the bare loop): the generated records belong to every learner, suspended ones included, which the feed hides by default',
 			],
 			durationMs: Date.now() - t0,
 		};
 	} catch (error) {
-		return failedResult({ id: 'feed', title: 'Feed sync: 100,000 records, Return All', mode: 'in-process' }, t0, error);
+		return failedResult(
+			{ id: 'feed', title: 'Feed sync: 100,000 records, Return All', mode: 'in-process' },
+			t0,
+			error,
+		);
 	} finally {
 		await sandbox.stop();
 	}

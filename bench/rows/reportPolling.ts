@@ -10,10 +10,24 @@
  *
  * The sandbox's rate limit stays at the real 60/min: a handful of requests per report.
  */
-import { MAX_POLL_INTERVAL_MS, nextPollOffsetMs } from '../../nodes/LearningPlatform/helpers/reports';
+import {
+	MAX_POLL_INTERVAL_MS,
+	nextPollOffsetMs,
+} from '../../nodes/LearningPlatform/helpers/reports';
 import { executeNode } from '../../test/support/n8n';
 import type { RowOptions } from '../run';
-import { failedResult, fixed, httpTap, metric, newApiUser, progress, seconds, startBenchSandbox, type Metric, type RowResult } from '../lib/common';
+import {
+	failedResult,
+	fixed,
+	httpTap,
+	metric,
+	newApiUser,
+	progress,
+	seconds,
+	startBenchSandbox,
+	type Metric,
+	type RowResult,
+} from '../lib/common';
 import { LearningPlatform } from '../lib/nodes';
 
 const RATE_LIMIT = 60;
@@ -37,11 +51,19 @@ export async function run(options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
 	const delays = options.quick ? [1, 5] : [1, 5, 30];
 	const title = 'Report polling: ready after 1 s, 5 s, 30 s';
-	const sandbox = await startBenchSandbox({ rateLimitPerMinute: RATE_LIMIT, demo: true, logName: 'reports' });
+	const sandbox = await startBenchSandbox({
+		rateLimitPerMinute: RATE_LIMIT,
+		demo: true,
+		logName: 'reports',
+	});
 	try {
 		const { username, credentials } = await newApiUser(sandbox, 'reports');
 		const nodeType = new LearningPlatform();
-		const parameters = { resource: 'report', operation: 'getContent', options: { waitForResult: true, timeout: 300 } };
+		const parameters = {
+			resource: 'report',
+			operation: 'getContent',
+			options: { waitForResult: true, timeout: 300 },
+		};
 
 		// warm-up (key exchange, code paths) with an immediately complete report
 		await sandbox.control.setConfig({ reportReadyAfterPolls: 0, reportReadyAfterMs: 0 });
@@ -51,7 +73,10 @@ export async function run(options: RowOptions): Promise<RowResult> {
 		const metrics: Metric[] = [];
 		const notes: string[] = [];
 		for (const delay of delays) {
-			await sandbox.control.setConfig({ reportReadyAfterPolls: 1, reportReadyAfterMs: delay * 1000 });
+			await sandbox.control.setConfig({
+				reportReadyAfterPolls: 1,
+				reportReadyAfterMs: delay * 1000,
+			});
 			await sandbox.control.clearRequests();
 			progress(`reports: ready after ${delay} s ...`);
 			const tap = httpTap();
@@ -62,13 +87,16 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			const records = result.output[0]?.length ?? 0;
 
 			// polls counted by the server; times taken on the client (the server log has whole seconds)
-			const serverLog = (await sandbox.control.requests({ username, path: '/content' })).filter((r) => r.method === 'GET');
+			const serverLog = (await sandbox.control.requests({ username, path: '/content' })).filter(
+				(r) => r.method === 'GET',
+			);
 			const serverPolls = serverLog.filter((r) => 'requestid' in r.query).length;
 			const sent = tap.requests.filter((r) => r.path.includes('/content'));
 			const submit = sent.find((r) => !r.path.includes('requestid='));
 			const polls = sent.filter((r) => r.path.includes('requestid='));
 			if (!submit) throw new Error('no submission seen');
-			if (polls.length !== serverPolls) throw new Error(`the client sent ${polls.length} polls, the server logged ${serverPolls}`);
+			if (polls.length !== serverPolls)
+				throw new Error(`the client sent ${polls.length} polls, the server logged ${serverPolls}`);
 			// the server stamps the submission while handling it, after the client started it: taking the
 			// client's start makes "ready" early by the round trip (a few ms), so the extra latency is not flattered
 			const submittedAt = submit.start;
@@ -79,14 +107,24 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			const schedule = polls.map((p) => ((p.start - submittedAt) / 1000).toFixed(2)).join(', ');
 			const lastPoll = polls[polls.length - 1];
 			const lastPollLag = lastPoll ? lastPoll.start - readyAt : NaN;
-			progress(`reports: ${delay} s: ${records} records, ${polls.length} polls at +[${schedule}] s, finished ${seconds(extra)} after ready`);
+			progress(
+				`reports: ${delay} s: ${records} records, ${polls.length} polls at +[${schedule}] s, finished ${seconds(extra)} after ready`,
+			);
 
 			metrics.push(
-				metric(`${delay} s: extra latency after ready`, extra, `${seconds(extra)} (${fixed((extra / (delay * 1000)) * 100, 0)} % of ${delay} s)`, {
-					text: `≤ ${seconds(extraTarget, 1)}`,
-					pass: extra <= extraTarget,
+				metric(
+					`${delay} s: extra latency after ready`,
+					extra,
+					`${seconds(extra)} (${fixed((extra / (delay * 1000)) * 100, 0)} % of ${delay} s)`,
+					{
+						text: `≤ ${seconds(extraTarget, 1)}`,
+						pass: extra <= extraTarget,
+					},
+				),
+				metric(`${delay} s: polls`, polls.length, `${polls.length} (+1 submission)`, {
+					text: `≤ ${fixed(pollTarget, 2)}`,
+					pass: polls.length <= pollTarget,
 				}),
-				metric(`${delay} s: polls`, polls.length, `${polls.length} (+1 submission)`, { text: `≤ ${fixed(pollTarget, 2)}`, pass: polls.length <= pollTarget }),
 			);
 			notes.push(
 				`${delay} s: polls at +[${schedule}] s after the submission; the completing poll came ${seconds(lastPollLag)} after ready, the node finished ${seconds(finished - (lastPoll?.start ?? submit.start))} after that poll was sent; ${records} records`,
@@ -96,7 +134,12 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			id: 'reports',
 			title,
 			mode: 'in-process (n8n-core WorkflowExecute)',
-			settings: { delaysSeconds: delays, reportReadyAfterPolls: 1, sandboxRateLimitPerMinute: RATE_LIMIT, operation: 'report/getContent' },
+			settings: {
+				delaysSeconds: delays,
+				reportReadyAfterPolls: 1,
+				sandboxRateLimitPerMinute: RATE_LIMIT,
+				operation: 'report/getContent',
+			},
 			metrics,
 			notes: [
 				...notes,

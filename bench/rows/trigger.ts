@@ -89,11 +89,22 @@ function payload(seq: number): IDataObject {
 		completion: {
 			id: 500_000 + seq,
 			user_id: 2 + (seq % 300),
-			user: { id: 2 + (seq % 300), username: `learner${seq % 300}`, email: `learner${seq % 300}@example.com`, firstname: 'Bench', lastname: 'Learner' },
+			user: {
+				id: 2 + (seq % 300),
+				username: `learner${seq % 300}`,
+				email: `learner${seq % 300}@example.com`,
+				firstname: 'Bench',
+				lastname: 'Learner',
+			},
 			userdata: [],
 			content_id: 101 + (seq % 30),
 			content_type: 'Course',
-			content: { id: 101 + (seq % 30), fullname: 'Bench course', summary: '<p>Bench</p>', timecreated: 1714554000 },
+			content: {
+				id: 101 + (seq % 30),
+				fullname: 'Bench course',
+				summary: '<p>Bench</p>',
+				timecreated: 1714554000,
+			},
 			contentdata: [],
 			certificate_link: '',
 			time_enrolled: '2024-05-01T09:00:00+00:00',
@@ -130,9 +141,13 @@ async function realN8nReceiver(): Promise<Receiver> {
 		connections: {},
 	});
 	await client.activate(workflow.id);
-	const subscription = (await control.subscriptions(grant.username)).find((s) => s.deleted_at === null);
+	const subscription = (await control.subscriptions(grant.username)).find(
+		(s) => s.deleted_at === null,
+	);
 	if (!subscription) throw new Error('the activation registered no subscription');
-	progress(`trigger: real n8n up, workflow ${workflow.id} active, subscription ${subscription.id} → ${subscription.url}`);
+	progress(
+		`trigger: real n8n up, workflow ${workflow.id} active, subscription ${subscription.id} → ${subscription.url}`,
+	);
 
 	const receiver: Receiver = {
 		mode: `${REAL_N8N_MODE}, webhooks through the TLS front`,
@@ -146,7 +161,9 @@ async function realN8nReceiver(): Promise<Receiver> {
 			let stableSince = Date.now();
 			const deadline = Date.now() + 240_000;
 			for (;;) {
-				const count = (await client.listExecutions({ workflowId: workflow.id })).filter((e) => e.status !== 'running' && e.status !== 'new').length;
+				const count = (await client.listExecutions({ workflowId: workflow.id })).filter(
+					(e) => e.status !== 'running' && e.status !== 'new',
+				).length;
 				if (count !== last) {
 					last = count;
 					stableSince = Date.now();
@@ -154,17 +171,26 @@ async function realN8nReceiver(): Promise<Receiver> {
 				if (count >= expected || Date.now() - stableSince > 10_000 || Date.now() > deadline) break;
 				await sleep(1000);
 			}
-			const executions = await client.listExecutions({ workflowId: workflow.id, includeData: true });
+			const executions = await client.listExecutions({
+				workflowId: workflow.id,
+				includeData: true,
+			});
 			receiver.executionDurations = executions
 				.filter((e) => e.stoppedAt)
 				.map((e) => Date.parse(String(e.stoppedAt)) - Date.parse(e.startedAt))
 				.filter(Number.isFinite);
-			return executions.map((e) => Number((nodeOutput(e, TRIGGER_NAME)[0]?.payload as IDataObject | undefined)?.bench_seq));
+			return executions.map((e) =>
+				Number((nodeOutput(e, TRIGGER_NAME)[0]?.payload as IDataObject | undefined)?.bench_seq),
+			);
 		},
 		diagnostics() {
-			const dbTimeouts = stack.main.logLines(/Database ping failed|Database connection timed out/).length;
+			const dbTimeouts = stack.main.logLines(
+				/Database ping failed|Database connection timed out/,
+			).length;
 			const stats = stack.main.logLines(/Failed to record workflow statistic/).length;
-			return [`n8n's log: ${dbTimeouts} "Database ping failed" lines, ${stats} "Failed to record workflow statistic" lines (SQLite, n8n's default database)`];
+			return [
+				`n8n's log: ${dbTimeouts} "Database ping failed" lines, ${stats} "Failed to record workflow statistic" lines (SQLite, n8n's default database)`,
+			];
 		},
 		async close() {
 			await client.deactivate(workflow.id).catch(() => undefined);
@@ -177,37 +203,64 @@ async function realN8nReceiver(): Promise<Receiver> {
 // In-process: https server → node.webhook() through n8n-core's WebhookContext
 
 async function inProcessReceiver(): Promise<Receiver> {
-	const certificates = await makeCertificates(fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-tls-')));
-	const sandbox = await startBenchSandbox({ rateLimitPerMinute: 600, demo: true, trustCaFile: certificates.caCertFile, logName: 'trigger' });
+	const certificates = await makeCertificates(
+		fs.mkdtempSync(path.join(os.tmpdir(), 'lp-bench-tls-')),
+	);
+	const sandbox = await startBenchSandbox({
+		rateLimitPerMinute: 600,
+		demo: true,
+		trustCaFile: certificates.caCertFile,
+		logName: 'trigger',
+	});
 	const { username, credentials } = await newApiUser(sandbox, 'trigger');
 	const trigger = new LearningPlatformTrigger();
 	const staticData: IDataObject = {};
 	const parameters = { event: EVENT };
 	const seqs: number[] = [];
 
-	const server = https.createServer({ key: certificates.keyPem, cert: certificates.certPem }, (req, res) => {
-		const chunks: Buffer[] = [];
-		req.on('data', (chunk: Buffer) => chunks.push(chunk));
-		req.on('end', () => {
-			const headers: Record<string, string> = {};
-			for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
-			runWebhook(trigger, { parameters, credentials, staticData, headers, rawBody: Buffer.concat(chunks) })
-				.then(({ webhookResponse, response }) => {
-					if (webhookResponse.workflowData) {
-						const json = webhookResponse.workflowData[0]?.[0]?.json as IDataObject | undefined;
-						seqs.push(Number((json?.payload as IDataObject | undefined)?.bench_seq));
-						res.writeHead(200, { 'content-type': 'application/json' }).end('{"message":"Workflow was started"}');
-					} else {
-						res.writeHead(response.statusCode, { 'content-type': 'application/json' }).end(response.body);
-					}
+	const server = https.createServer(
+		{ key: certificates.keyPem, cert: certificates.certPem },
+		(req, res) => {
+			const chunks: Buffer[] = [];
+			req.on('data', (chunk: Buffer) => chunks.push(chunk));
+			req.on('end', () => {
+				const headers: Record<string, string> = {};
+				for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v;
+				runWebhook(trigger, {
+					parameters,
+					credentials,
+					staticData,
+					headers,
+					rawBody: Buffer.concat(chunks),
 				})
-				.catch((error: unknown) => res.writeHead(500).end(String(error)));
-		});
-	});
+					.then(({ webhookResponse, response }) => {
+						if (webhookResponse.workflowData) {
+							const json = webhookResponse.workflowData[0]?.[0]?.json as IDataObject | undefined;
+							seqs.push(Number((json?.payload as IDataObject | undefined)?.bench_seq));
+							res
+								.writeHead(200, { 'content-type': 'application/json' })
+								.end('{"message":"Workflow was started"}');
+						} else {
+							res
+								.writeHead(response.statusCode, { 'content-type': 'application/json' })
+								.end(response.body);
+						}
+					})
+					.catch((error: unknown) => res.writeHead(500).end(String(error)));
+			});
+		},
+	);
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	const port = (server.address() as AddressInfo).port;
-	await runHook(trigger, 'create', { parameters, credentials, staticData, webhookBaseUrl: `https://127.0.0.1:${port}/webhook` });
-	const subscription = (await sandbox.control.subscriptions(username)).find((s) => s.deleted_at === null);
+	await runHook(trigger, 'create', {
+		parameters,
+		credentials,
+		staticData,
+		webhookBaseUrl: `https://127.0.0.1:${port}/webhook`,
+	});
+	const subscription = (await sandbox.control.subscriptions(username)).find(
+		(s) => s.deleted_at === null,
+	);
 	if (!subscription) throw new Error('the activation registered no subscription');
 	return {
 		mode: 'in-process (n8n-core WebhookContext behind an https server in the bench process, no n8n)',
@@ -219,7 +272,9 @@ async function inProcessReceiver(): Promise<Receiver> {
 			return [...seqs];
 		},
 		diagnostics() {
-			return ['no n8n webhook server, no execution stored: the figures are the node\'s webhook() and n8n-core\'s WebhookContext only'];
+			return [
+				"no n8n webhook server, no execution stored: the figures are the node's webhook() and n8n-core's WebhookContext only",
+			];
 		},
 		async close() {
 			await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -231,22 +286,45 @@ async function inProcessReceiver(): Promise<Receiver> {
 
 // ------------------------------------------------------------------------------------------
 
-function post(url: string, body: string, headers: Record<string, string>, ca: string): Promise<number> {
+function post(
+	url: string,
+	body: string,
+	headers: Record<string, string>,
+	ca: string,
+): Promise<number> {
 	return new Promise((resolve, reject) => {
-		const request = https.request(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, ca }, (res) => {
-			res.resume();
-			res.on('end', () => resolve(res.statusCode ?? 0));
-		});
+		const request = https.request(
+			url,
+			{
+				method: 'POST',
+				headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+				ca,
+			},
+			(res) => {
+				res.resume();
+				res.on('end', () => resolve(res.statusCode ?? 0));
+			},
+		);
 		request.on('error', reject);
 		request.end(body);
 	});
 }
 
 /** ns per call of verifyDelivery on a real delivery (valid signature: the full check). */
-function signatureCost(attempt: DeliveryAttempt, subscription: SubscriptionState): { nsPerCall: number; valid: boolean } {
+function signatureCost(
+	attempt: DeliveryAttempt,
+	subscription: SubscriptionState,
+): { nsPerCall: number; valid: boolean } {
 	const rawBody = Buffer.from(attempt.body, 'utf8');
-	const delivery = { rawBody, authorization: attempt.headers.authorization, signature: attempt.headers['x-signature'] };
-	const secrets = { signingKey: subscription.signing_key ?? '', authToken: subscription.auth_token ?? '' };
+	const delivery = {
+		rawBody,
+		authorization: attempt.headers.authorization,
+		signature: attempt.headers['x-signature'],
+	};
+	const secrets = {
+		signingKey: subscription.signing_key ?? '',
+		authToken: subscription.auth_token ?? '',
+	};
 	let valid = true;
 	for (let i = 0; i < 20_000; i++) valid = verifyDelivery(delivery, secrets).valid && valid;
 	const runs: number[] = [];
@@ -271,8 +349,12 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			try {
 				receiver = await realN8nReceiver();
 			} catch (error) {
-				notes.push(`real n8n could not be used (${errorText(error).split('\n')[0].slice(0, 300)}): measured in-process instead`);
-				progress(`trigger: real n8n failed (${errorText(error).split('\n')[0]}); falling back to in-process`);
+				notes.push(
+					`real n8n could not be used (${errorText(error).split('\n')[0].slice(0, 300)}): measured in-process instead`,
+				);
+				progress(
+					`trigger: real n8n failed (${errorText(error).split('\n')[0]}); falling back to in-process`,
+				);
 				receiver = await inProcessReceiver();
 			}
 		}
@@ -303,28 +385,42 @@ export async function run(options: RowOptions): Promise<RowResult> {
 			const { pending } = await control.pendingDeliveries().catch((error: unknown) => {
 				throw new Error(`reading pending deliveries: ${errorText(error)}`);
 			});
-			attempts = await control.deliveries({ subscriptionId: subscription.id }).catch((error: unknown) => {
-				throw new Error(`reading deliveries: ${errorText(error)}`);
-			});
+			attempts = await control
+				.deliveries({ subscriptionId: subscription.id })
+				.catch((error: unknown) => {
+					throw new Error(`reading deliveries: ${errorText(error)}`);
+				});
 			if ((pending === 0 && attempts.length >= EVENTS) || Date.now() > deadline) break;
 			await sleep(50);
 		}
 		const doneMs = performance.now() - fired;
-		progress(`trigger: ${attempts.length} attempts answered ${seconds(doneMs)} after the first event (fired in ${seconds(firedMs)})`);
+		progress(
+			`trigger: ${attempts.length} attempts answered ${seconds(doneMs)} after the first event (fired in ${seconds(firedMs)})`,
+		);
 
 		// per event (delivery log entry): the last attempt decides
 		const byLog = new Map<number, DeliveryAttempt[]>();
 		for (const a of attempts) byLog.set(a.log_id ?? -1, [...(byLog.get(a.log_id ?? -1) ?? []), a]);
-		const last = [...byLog.values()].map((list) => list.reduce((x, y) => (y.attempt > x.attempt ? y : x)));
-		const ok = (a: DeliveryAttempt) => a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+		const last = [...byLog.values()].map((list) =>
+			list.reduce((x, y) => (y.attempt > x.attempt ? y : x)),
+		);
+		const ok = (a: DeliveryAttempt) =>
+			a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
 		const accepted = last.filter(ok).length;
-		const rejected = last.filter((a) => a.status_code !== null && a.status_code >= 400 && a.status_code < 500).length;
+		const rejected = last.filter(
+			(a) => a.status_code !== null && a.status_code >= 400 && a.status_code < 500,
+		).length;
 		const failedOther = last.length - accepted - rejected;
 		const retriedAttempts = attempts.filter((a) => a.attempt > 1).length;
 		const timeouts = attempts.filter((a) => a.status_code === null).length;
 		// Retries of an accepted delivery that the trigger recognised (answered 2xx, no execution).
-		const repeatsIgnored = attempts.filter((a) => ok(a) && (a.response ?? '').includes('"repeated":true')).length;
-		const latencies = attempts.filter(ok).map((a) => a.response_time_ms ?? NaN).filter(Number.isFinite);
+		const repeatsIgnored = attempts.filter(
+			(a) => ok(a) && (a.response ?? '').includes('"repeated":true'),
+		).length;
+		const latencies = attempts
+			.filter(ok)
+			.map((a) => a.response_time_ms ?? NaN)
+			.filter(Number.isFinite);
 		const p50 = percentile(latencies, 50);
 		const p99 = percentile(latencies, 99);
 		const perSecond = accepted / (doneMs / 1000);
@@ -333,10 +429,25 @@ export async function run(options: RowOptions): Promise<RowResult> {
 		progress(`trigger: ${FORGED} forged deliveries ...`);
 		const forgedStatuses: number[] = [];
 		for (let i = 0; i < FORGED; i++) {
-			const body = JSON.stringify({ event: EVENT, payload: payload(FORGED_SEQ_BASE + i), now: Math.floor(Date.now() / 1000), delivery_id: '', api_version: '2.0' });
+			const body = JSON.stringify({
+				event: EVENT,
+				payload: payload(FORGED_SEQ_BASE + i),
+				now: Math.floor(Date.now() / 1000),
+				delivery_id: '',
+				api_version: '2.0',
+			});
 			const signature = createHmac('sha256', 'not-the-signing-key').update(body).digest('hex');
 			forgedStatuses.push(
-				await post(subscription.url, body, { 'content-type': 'application/json', authorization: `Bearer ${subscription.auth_token}`, 'x-signature': signature }, receiver.ca).catch(() => 0),
+				await post(
+					subscription.url,
+					body,
+					{
+						'content-type': 'application/json',
+						authorization: `Bearer ${subscription.auth_token}`,
+						'x-signature': signature,
+					},
+					receiver.ca,
+				).catch(() => 0),
 			);
 		}
 		const forgedRejected = forgedStatuses.filter((s) => s === 401 || s === 403).length;
@@ -349,25 +460,53 @@ export async function run(options: RowOptions): Promise<RowResult> {
 		const lost = EVENTS - unique.size;
 		const duplicates = genuine.length - unique.size;
 		const forgedExecuted = seqs.filter((s) => s >= FORGED_SEQ_BASE).length;
-		progress(`trigger: ${seqs.length} executions, ${unique.size} distinct events, lost ${lost}, duplicates ${duplicates}`);
+		progress(
+			`trigger: ${seqs.length} executions, ${unique.size} distinct events, lost ${lost}, duplicates ${duplicates}`,
+		);
 
 		// signature check alone
 		const sample = attempts.find(ok) ?? attempts[0];
 		const cost = sample ? signatureCost(sample, subscription) : { nsPerCall: NaN, valid: false };
 
 		const metrics: Metric[] = [
-			metric('accepted (2xx answer to the sender)', accepted, `${accepted}/${EVENTS}`, { text: `${EVENTS}`, pass: accepted === EVENTS }),
-			metric('rejected (4xx), correctly signed', rejected, String(rejected), { text: '0', pass: rejected === 0 }),
-			metric('lost (no execution)', lost, String(lost), { text: '0', pass: lost === 0 }),
-			metric('duplicate executions', duplicates, String(duplicates), { text: '0', pass: duplicates === 0 }),
-			metric('forged (wrong signature) rejected', forgedRejected, `${forgedRejected}/${FORGED}, ${forgedExecuted} executed`, {
-				text: `${FORGED}, 0 executed`,
-				pass: forgedRejected === FORGED && forgedExecuted === 0,
+			metric('accepted (2xx answer to the sender)', accepted, `${accepted}/${EVENTS}`, {
+				text: `${EVENTS}`,
+				pass: accepted === EVENTS,
 			}),
-			metric('deliveries/s', perSecond, `${fixed(perSecond, 1)} (${accepted} in ${seconds(doneMs, 1)})`),
+			metric('rejected (4xx), correctly signed', rejected, String(rejected), {
+				text: '0',
+				pass: rejected === 0,
+			}),
+			metric('lost (no execution)', lost, String(lost), { text: '0', pass: lost === 0 }),
+			metric('duplicate executions', duplicates, String(duplicates), {
+				text: '0',
+				pass: duplicates === 0,
+			}),
+			metric(
+				'forged (wrong signature) rejected',
+				forgedRejected,
+				`${forgedRejected}/${FORGED}, ${forgedExecuted} executed`,
+				{
+					text: `${FORGED}, 0 executed`,
+					pass: forgedRejected === FORGED && forgedExecuted === 0,
+				},
+			),
+			metric(
+				'deliveries/s',
+				perSecond,
+				`${fixed(perSecond, 1)} (${accepted} in ${seconds(doneMs, 1)})`,
+			),
 			metric('latency p50 / p99', p50, `${p50} ms / ${p99} ms`),
-			metric('attempts: retries / time-outs / other failures', retriedAttempts, `${retriedAttempts} / ${timeouts} / ${failedOther}`),
-			metric('retries recognised as repeats (answered 2xx, no execution)', repeatsIgnored, String(repeatsIgnored)),
+			metric(
+				'attempts: retries / time-outs / other failures',
+				retriedAttempts,
+				`${retriedAttempts} / ${timeouts} / ${failedOther}`,
+			),
+			metric(
+				'retries recognised as repeats (answered 2xx, no execution)',
+				repeatsIgnored,
+				String(repeatsIgnored),
+			),
 			...(receiver.executionDurations?.length
 				? [
 						metric(
@@ -377,13 +516,23 @@ export async function run(options: RowOptions): Promise<RowResult> {
 						),
 					]
 				: []),
-			metric('signature check per delivery', cost.nsPerCall, `${fixed(cost.nsPerCall / 1000, 1)} µs (${((cost.nsPerCall / 1e6 / p50) * 100).toPrecision(2)} % of p50)${cost.valid ? '' : ' INVALID SAMPLE'}`),
+			metric(
+				'signature check per delivery',
+				cost.nsPerCall,
+				`${fixed(cost.nsPerCall / 1000, 1)} µs (${((cost.nsPerCall / 1e6 / p50) * 100).toPrecision(2)} % of p50)${cost.valid ? '' : ' INVALID SAMPLE'}`,
+			),
 		];
 		return {
 			id: 'trigger',
 			title,
 			mode: receiver.mode,
-			settings: { events: EVENTS, forged: FORGED, event: EVENT, inFlight: IN_FLIGHT, delivery: 'sandbox: concurrent, 5 s time-out, 3 attempts, backoff 200 ms doubling' },
+			settings: {
+				events: EVENTS,
+				forged: FORGED,
+				event: EVENT,
+				inFlight: IN_FLIGHT,
+				delivery: 'sandbox: concurrent, 5 s time-out, 3 attempts, backoff 200 ms doubling',
+			},
 			metrics,
 			notes: [
 				...notes,

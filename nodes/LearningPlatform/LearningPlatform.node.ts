@@ -1,4 +1,9 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeType, INodeTypeDescription } from 'n8n-workflow';
+import type {
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeType,
+	INodeTypeDescription,
+} from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { router } from './actions/router';
@@ -25,7 +30,9 @@ export class LearningPlatform implements INodeType {
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],
 		outputs: [NodeConnectionTypes.Main],
-		credentials: [{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' }],
+		credentials: [
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
+		],
 		properties: versionProperties,
 	};
 

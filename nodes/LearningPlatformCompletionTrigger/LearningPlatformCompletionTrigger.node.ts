@@ -17,7 +17,10 @@ import {
 	toFeedTimestamp,
 	walkFeed,
 } from '../LearningPlatform/helpers/feed';
-import { simplifyDefault, simplifyProperties } from '../LearningPlatform/actions/common.descriptions';
+import {
+	simplifyDefault,
+	simplifyProperties,
+} from '../LearningPlatform/actions/common.descriptions';
 import { enabledFlags } from '../LearningPlatform/helpers/fields';
 import { simplifyRecords } from '../LearningPlatform/helpers/simplify';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
@@ -52,7 +55,14 @@ const MANUAL_WINDOWS_SECONDS: Array<number | null> = [
 /** ...reading at most this many pages per window, so a manual run stays quick on a busy tenancy. */
 const MANUAL_MAX_PAGES_PER_WINDOW = 10;
 
-const COMPLETION_STATUSES = ['Completed', 'In Progress', 'Enrolled', 'Archived', 'Viewed', 'Did Not Complete'];
+const COMPLETION_STATUSES = [
+	'Completed',
+	'In Progress',
+	'Enrolled',
+	'Archived',
+	'Viewed',
+	'Did Not Complete',
+];
 
 interface TriggerSettings {
 	filters: FeedFilters;
@@ -77,7 +87,11 @@ function readSettings(this: IPollFunctions): TriggerSettings {
 	if (Number.isInteger(contentId) && contentId > 0) filters.contentId = contentId;
 	const statuses = Array.isArray(filterValues.statuses) ? (filterValues.statuses as string[]) : [];
 	const query = feedFilterQuery(filters);
-	const filtersKey = JSON.stringify(Object.keys(query).sort().map((key) => [key, query[key]]));
+	const filtersKey = JSON.stringify(
+		Object.keys(query)
+			.sort()
+			.map((key) => [key, query[key]]),
+	);
 	return { filters, statuses, filtersKey };
 }
 
@@ -107,7 +121,10 @@ function startPoint(this: IPollFunctions): { since: string; origin: string; base
  * A manual run: the newest records that pass the filters, read without touching the stored
  * position. The feed is oldest-first, so recent windows are tried first and each is read to its end.
  */
-async function newestSample(this: IPollFunctions, settings: TriggerSettings): Promise<IDataObject[]> {
+async function newestSample(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+): Promise<IDataObject[]> {
 	const sample = new Map<string, IDataObject>();
 	for (const windowSeconds of MANUAL_WINDOWS_SECONDS) {
 		sample.clear();
@@ -141,7 +158,10 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Learning Platform Completion Trigger',
 		name: 'learningPlatformCompletionTrigger',
-		icon: { light: 'file:learningPlatformCompletion.svg', dark: 'file:learningPlatformCompletion.dark.svg' },
+		icon: {
+			light: 'file:learningPlatformCompletion.svg',
+			dark: 'file:learningPlatformCompletion.dark.svg',
+		},
 		group: ['trigger'],
 		// 1.1: Simplify on by default (see LearningPlatform/actions/common.descriptions.ts)
 		version: [1, 1.1],
@@ -248,7 +268,10 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const settings = readSettings.call(this);
-		const simplify = this.getNodeParameter('simple', simplifyDefault(this.getNode().typeVersion)) as boolean;
+		const simplify = this.getNodeParameter(
+			'simple',
+			simplifyDefault(this.getNode().typeVersion),
+		) as boolean;
 		const output = (records: IDataObject[]) =>
 			this.helpers.returnJsonArray(simplify ? simplifyRecords(records, 'completion') : records);
 

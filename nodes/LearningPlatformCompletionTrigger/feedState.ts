@@ -75,10 +75,17 @@ export function readFeedState(staticData: IDataObject): FeedState | undefined {
 	const candidate = staticData.feed as IDataObject | undefined;
 	if (!candidate || typeof candidate !== 'object' || candidate.version !== 1) return undefined;
 	const seen = candidate.seen;
-	if (typeof candidate.since !== 'string' || !seen || typeof seen !== 'object' || Array.isArray(seen)) return undefined;
+	if (
+		typeof candidate.since !== 'string' ||
+		!seen ||
+		typeof seen !== 'object' ||
+		Array.isArray(seen)
+	)
+		return undefined;
 	return {
 		version: 1,
-		cursor: typeof candidate.cursor === 'string' && candidate.cursor !== '' ? candidate.cursor : null,
+		cursor:
+			typeof candidate.cursor === 'string' && candidate.cursor !== '' ? candidate.cursor : null,
 		since: candidate.since,
 		lastKnownGood: typeof candidate.lastKnownGood === 'string' ? candidate.lastKnownGood : null,
 		seen: { ...(seen as Record<string, string>) },
@@ -154,7 +161,11 @@ export function passesStatusFilter(statuses: readonly string[], record: IDataObj
  * processed are dropped; the status filter applies to the rest. The returned state is only to
  * be stored once the walk succeeded, so a failed poll never moves past records it did not emit.
  */
-export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: AdvanceOptions): AdvanceResult {
+export function advanceFeedState(
+	state: FeedState,
+	walk: WalkOutcome,
+	options: AdvanceOptions,
+): AdvanceResult {
 	// A version costs a digest of the whole record: computed only where it is compared or kept,
 	// which matters when a first walk from the beginning reads a whole tenancy.
 	const versions = new Map<IDataObject, string>();
@@ -177,13 +188,17 @@ export function advanceFeedState(state: FeedState, walk: WalkOutcome, options: A
 	}
 
 	const lastKnownGood = later(state.lastKnownGood, walk.newestLastUpdated) || null;
-	const since = later(state.since, lastKnownGood ? secondsBefore(lastKnownGood, VISIBILITY_MARGIN_SECONDS) : '');
+	const since = later(
+		state.since,
+		lastKnownGood ? secondsBefore(lastKnownGood, VISIBILITY_MARGIN_SECONDS) : '',
+	);
 
 	const seen = new Map<string, string>();
 	// The page after the resume cursor is read again next time: always remember all of it.
 	// (records are ordered by the position of their latest version, so it is the tail of the walk)
 	if (walk.nextCursor !== null) {
-		for (const record of walk.records.slice(-options.pageSize)) seen.set(idOf(record), versionOf(record));
+		for (const record of walk.records.slice(-options.pageSize))
+			seen.set(idOf(record), versionOf(record));
 	}
 	// Everything at or after `since` can come back after a rejected cursor (and, without a
 	// cursor, on every poll): remember the newest of those, this walk's versions winning.

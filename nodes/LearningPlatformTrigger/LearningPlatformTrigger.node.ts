@@ -10,17 +10,31 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { eventMatches, friendlyEventSubtitle, isWildcardEvent, triggerEventOptions } from '../LearningPlatform/helpers/events';
+import {
+	eventMatches,
+	friendlyEventSubtitle,
+	isWildcardEvent,
+	triggerEventOptions,
+} from '../LearningPlatform/helpers/events';
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import { deliveryAge } from './deliveryAge';
 import { deliveryKey, isRepeatedDelivery } from './repeatedDeliveries';
 import { verifyDelivery } from './signature';
-import { createSubscription, deleteSubscription, readStoredSubscription, subscriptionExists } from './subscription';
+import {
+	createSubscription,
+	deleteSubscription,
+	readStoredSubscription,
+	subscriptionExists,
+} from './subscription';
 
 const DEFAULT_EVENT = 'Events\\Courses\\Completion_created';
 
-function reject(this: IWebhookFunctions, statusCode: number, message: string): IWebhookResponseData {
+function reject(
+	this: IWebhookFunctions,
+	statusCode: number,
+	message: string,
+): IWebhookResponseData {
 	const response = this.getResponseObject();
 	response.status(statusCode).json({ message });
 	return { noWebhookResponse: true };
@@ -30,7 +44,8 @@ function parseDelivery(rawBody: Buffer): IDataObject | undefined {
 	try {
 		// a UTF-8 byte order mark is tolerated, as n8n's own body parser does
 		const parsed: unknown = JSON.parse(rawBody.toString('utf8').replace(/^\uFEFF/, ''));
-		if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as IDataObject;
+		if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+			return parsed as IDataObject;
 	} catch {
 		// not JSON: answered 400 by the caller
 	}
@@ -183,41 +198,58 @@ export class LearningPlatformTrigger implements INodeType {
 		if (!verification.valid) return reject.call(this, 401, 'Unauthorized');
 
 		const delivery = parseDelivery(request.rawBody);
-		if (delivery === undefined) return reject.call(this, 400, 'The request body is not a JSON object');
+		if (delivery === undefined)
+			return reject.call(this, 400, 'The request body is not a JSON object');
 
 		const event = typeof delivery.event === 'string' ? delivery.event : '';
 		const subscribedEvent = stored.event ?? (this.getNodeParameter('event') as string);
 		const passOnEvents = isWildcardEvent(subscribedEvent)
 			? (this.getNodeParameter('passOnEvents', []) as string[])
 			: [];
-		const wanted = eventMatches(subscribedEvent, event) && (passOnEvents.length === 0 || passOnEvents.includes(event));
+		const wanted =
+			eventMatches(subscribedEvent, event) &&
+			(passOnEvents.length === 0 || passOnEvents.includes(event));
 		if (!wanted) {
 			// Acknowledged, so the platform does not retry an event this workflow does not want.
 			return { webhookResponse: { received: true, passedOn: false } };
 		}
 
-		const options = this.getNodeParameter('options', {}) as { ignoreRepeatedDeliveries?: boolean; maxDeliveryAgeMinutes?: number };
+		const options = this.getNodeParameter('options', {}) as {
+			ignoreRepeatedDeliveries?: boolean;
+			maxDeliveryAgeMinutes?: number;
+		};
 		if (options.maxDeliveryAgeMinutes !== undefined) {
 			const age = deliveryAge(delivery.now, options.maxDeliveryAgeMinutes, Date.now());
 			if (age.tooOld) {
-				this.logger.warn('Learning Platform Trigger: a delivery older than the allowed age was refused', {
-					event,
-					workflowId: this.getWorkflow().id,
-					sentAt: age.sentAt,
-				});
+				this.logger.warn(
+					'Learning Platform Trigger: a delivery older than the allowed age was refused',
+					{
+						event,
+						workflowId: this.getWorkflow().id,
+						sentAt: age.sentAt,
+					},
+				);
 				return reject.call(this, 400, age.reason);
 			}
 		}
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = deliveryKey(
-				[this.getWorkflow().id ?? '', this.getNode().id, this.getMode(), String(stored.subscriptionId ?? '')],
+				[
+					this.getWorkflow().id ?? '',
+					this.getNode().id,
+					this.getMode(),
+					String(stored.subscriptionId ?? ''),
+				],
 				request.rawBody,
 			);
 			if (await isRepeatedDelivery(key, this.getResponseObject())) {
-				this.logger.debug('Learning Platform Trigger: a repeated delivery was acknowledged without an execution', {
-					event,
-					workflowId: this.getWorkflow().id,
-				});
+				this.logger.debug(
+					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
+					{
+						event,
+						workflowId: this.getWorkflow().id,
+					},
+				);
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
 		}

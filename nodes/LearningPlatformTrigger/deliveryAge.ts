@@ -13,9 +13,17 @@ export interface DeliveryAge {
 }
 
 export function deliveryAge(now: unknown, maxAgeMinutes: number, atMs: number): DeliveryAge {
-	const seconds = typeof now === 'number' ? now : typeof now === 'string' && /^\d+$/.test(now.trim()) ? Number(now) : NaN;
+	const seconds =
+		typeof now === 'number'
+			? now
+			: typeof now === 'string' && /^\d+$/.test(now.trim())
+				? Number(now)
+				: NaN;
 	if (!Number.isFinite(seconds) || seconds <= 0) {
-		return { tooOld: true, reason: 'The delivery has no send time (now), so its age cannot be checked' };
+		return {
+			tooOld: true,
+			reason: 'The delivery has no send time (now), so its age cannot be checked',
+		};
 	}
 	const sentAt = new Date(seconds * 1000).toISOString();
 	const limitMs = Math.max(1, maxAgeMinutes) * 60_000;

@@ -80,25 +80,35 @@ export function verifyDelivery(
 ): VerificationResult {
 	const signingKey = secrets?.signingKey;
 	const authToken = secrets?.authToken;
-	if (typeof signingKey !== 'string' || signingKey === '' || typeof authToken !== 'string' || authToken === '') {
+	if (
+		typeof signingKey !== 'string' ||
+		signingKey === '' ||
+		typeof authToken !== 'string' ||
+		authToken === ''
+	) {
 		return { valid: false, reason: 'no-secrets' };
 	}
 	if (!Buffer.isBuffer(delivery.rawBody)) return { valid: false, reason: 'no-body' };
 
 	const authorization = headerText(delivery.authorization);
-	if (authorization === undefined || authorization.trim() === '') return { valid: false, reason: 'missing-token' };
+	if (authorization === undefined || authorization.trim() === '')
+		return { valid: false, reason: 'missing-token' };
 	const presentedToken = BEARER.exec(authorization.trim())?.[1];
 	if (presentedToken === undefined || !constantTimeEqualStrings(presentedToken, authToken)) {
 		return { valid: false, reason: 'wrong-token' };
 	}
 
 	const signature = headerText(delivery.signature);
-	if (signature === undefined || signature.trim() === '') return { valid: false, reason: 'missing-signature' };
+	if (signature === undefined || signature.trim() === '')
+		return { valid: false, reason: 'missing-signature' };
 	const presentedDigest = decodeSignature(signature);
 	if (presentedDigest === null) return { valid: false, reason: 'malformed-signature' };
 	const expectedDigest = computeSignature(signingKey, delivery.rawBody);
 	// both are exactly 32 bytes here; the check keeps timingSafeEqual from throwing if that ever changes
-	if (presentedDigest.length !== expectedDigest.length || !timingSafeEqual(presentedDigest, expectedDigest)) {
+	if (
+		presentedDigest.length !== expectedDigest.length ||
+		!timingSafeEqual(presentedDigest, expectedDigest)
+	) {
 		return { valid: false, reason: 'wrong-signature' };
 	}
 	return { valid: true };

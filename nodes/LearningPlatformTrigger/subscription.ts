@@ -42,11 +42,18 @@ const LIST_PAGE_SIZE = 100;
 // a safety stop for a server whose `meta` never says "last page"; the cap keeps real lists at one page
 const MAX_LIST_PAGES = 50;
 
-const STORED_KEYS: Array<keyof StoredSubscription> = ['subscriptionId', 'signingKey', 'authToken', 'event', 'url'];
+const STORED_KEYS: Array<keyof StoredSubscription> = [
+	'subscriptionId',
+	'signingKey',
+	'authToken',
+	'event',
+	'url',
+];
 
 export function readStoredSubscription(staticData: IDataObject): Partial<StoredSubscription> {
 	return {
-		subscriptionId: typeof staticData.subscriptionId === 'number' ? staticData.subscriptionId : undefined,
+		subscriptionId:
+			typeof staticData.subscriptionId === 'number' ? staticData.subscriptionId : undefined,
 		signingKey: typeof staticData.signingKey === 'string' ? staticData.signingKey : undefined,
 		authToken: typeof staticData.authToken === 'string' ? staticData.authToken : undefined,
 		event: typeof staticData.event === 'string' ? staticData.event : undefined,
@@ -81,7 +88,9 @@ function asNodeError(this: IHookFunctions, error: unknown): NodeApiError | NodeO
 function errorText(error: unknown): string {
 	if (error === null || typeof error !== 'object') return String(error);
 	const candidate = error as { message?: unknown; description?: unknown };
-	return [candidate.message, candidate.description].filter((part) => typeof part === 'string').join(' ');
+	return [candidate.message, candidate.description]
+		.filter((part) => typeof part === 'string')
+		.join(' ');
 }
 
 /** Single objects may come bare (as the spec shows) or wrapped in `data`. */
@@ -90,7 +99,8 @@ function unwrap(response: unknown): WebhookSubscription | undefined {
 	const object = response as IDataObject;
 	if (typeof object.id === 'number') return object as unknown as WebhookSubscription;
 	const inner = object.data as IDataObject | undefined;
-	if (inner && typeof inner === 'object' && typeof inner.id === 'number') return inner as unknown as WebhookSubscription;
+	if (inner && typeof inner === 'object' && typeof inner.id === 'number')
+		return inner as unknown as WebhookSubscription;
 	return undefined;
 }
 
@@ -126,10 +136,15 @@ export async function findSubscription(
 		})) as WebhookListPage;
 		const subscriptions = Array.isArray(response?.data) ? response.data : [];
 		total += subscriptions.length;
-		const match = subscriptions.find((subscription) => subscription.event === event && subscription.url === url);
+		const match = subscriptions.find(
+			(subscription) => subscription.event === event && subscription.url === url,
+		);
 		if (match) return { match, total };
 		const lastPage = response?.meta?.last_page;
-		if (subscriptions.length === 0 || (typeof lastPage === 'number' ? page >= lastPage : subscriptions.length < LIST_PAGE_SIZE)) {
+		if (
+			subscriptions.length === 0 ||
+			(typeof lastPage === 'number' ? page >= lastPage : subscriptions.length < LIST_PAGE_SIZE)
+		) {
 			break;
 		}
 	}
@@ -142,7 +157,12 @@ function newSecret(): string {
 
 /** A masked secret (`••••••••abcd`) or an unmasked one, compared with the secret we hold by its visible tail. */
 function secretMatches(shown: unknown, held: string | undefined): boolean {
-	if (typeof shown !== 'string' || typeof held !== 'string' || held.length < MASK_VISIBLE_CHARACTERS) return false;
+	if (
+		typeof shown !== 'string' ||
+		typeof held !== 'string' ||
+		held.length < MASK_VISIBLE_CHARACTERS
+	)
+		return false;
 	return shown.endsWith(held.slice(-MASK_VISIBLE_CHARACTERS));
 }
 
@@ -150,7 +170,11 @@ function secretMatches(shown: unknown, held: string | undefined): boolean {
  * True only if the subscription in static data still exists, is enabled, and points at this
  * URL with this event and (as far as masking shows) our secrets. A 404 forgets it.
  */
-export async function subscriptionExists(this: IHookFunctions, webhookUrl: string, event: string): Promise<boolean> {
+export async function subscriptionExists(
+	this: IHookFunctions,
+	webhookUrl: string,
+	event: string,
+): Promise<boolean> {
 	const staticData = this.getWorkflowStaticData('node');
 	const stored = readStoredSubscription(staticData);
 	if (stored.subscriptionId === undefined) return false;
@@ -159,7 +183,9 @@ export async function subscriptionExists(this: IHookFunctions, webhookUrl: strin
 
 	let subscription: WebhookSubscription | undefined;
 	try {
-		subscription = unwrap(await apiRequest.call(this, 'GET', 'webhook', `/${stored.subscriptionId}`));
+		subscription = unwrap(
+			await apiRequest.call(this, 'GET', 'webhook', `/${stored.subscriptionId}`),
+		);
 	} catch (error) {
 		if (httpStatusOf(error) === '404') {
 			clearStoredSubscription(staticData);
@@ -182,7 +208,11 @@ export async function subscriptionExists(this: IHookFunctions, webhookUrl: strin
  * subscription left from an earlier activation, possibly disabled) adopts it: new secrets and
  * `is_enabled: true`. A 422 at the cap becomes an error naming the limit.
  */
-export async function createSubscription(this: IHookFunctions, webhookUrl: string, event: string): Promise<void> {
+export async function createSubscription(
+	this: IHookFunctions,
+	webhookUrl: string,
+	event: string,
+): Promise<void> {
 	assertHttpsWebhookUrl.call(this, webhookUrl);
 	const staticData = this.getWorkflowStaticData('node');
 	const previous = readStoredSubscription(staticData);
@@ -201,7 +231,9 @@ export async function createSubscription(this: IHookFunctions, webhookUrl: strin
 	let subscriptionId: number | undefined;
 	try {
 		const created = unwrap(
-			await apiRequest.call(this, 'POST', 'webhook', '', { body: { event, url: webhookUrl, ...secrets } }),
+			await apiRequest.call(this, 'POST', 'webhook', '', {
+				body: { event, url: webhookUrl, ...secrets },
+			}),
 		);
 		subscriptionId = created?.id;
 	} catch (error) {
@@ -225,7 +257,10 @@ export async function createSubscription(this: IHookFunctions, webhookUrl: strin
 		}
 	}
 	if (subscriptionId === undefined) {
-		throw new NodeOperationError(this.getNode(), 'The learning platform did not return the id of the new webhook subscription');
+		throw new NodeOperationError(
+			this.getNode(),
+			'The learning platform did not return the id of the new webhook subscription',
+		);
 	}
 
 	storeSubscription(staticData, { subscriptionId, signingKey, authToken, event, url: webhookUrl });

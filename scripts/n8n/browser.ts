@@ -23,23 +23,37 @@ export async function ensureChromium(): Promise<string> {
 	const found = findChromium();
 	if (found) return found;
 	if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-		throw new Error("the browser test needs Chromium from Debian's packages: run `sudo apt-get install -y chromium` once (or run as root)");
+		throw new Error(
+			"the browser test needs Chromium from Debian's packages: run `sudo apt-get install -y chromium` once (or run as root)",
+		);
 	}
 	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 	const aptLog = path.join(os.tmpdir(), 'lp-apt-chromium.log');
 	await step('apt-get update', () =>
-		runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], { env, logFile: aptLog, name: 'apt-get update', timeoutMs: 600_000 }),
-	);
-	await step(`apt-get install -y chromium (log: ${aptLog})`, () =>
-		runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'chromium'], {
+		runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], {
 			env,
 			logFile: aptLog,
-			name: 'apt-get install chromium',
-			timeoutMs: 900_000,
+			name: 'apt-get update',
+			timeoutMs: 600_000,
 		}),
 	);
+	await step(`apt-get install -y chromium (log: ${aptLog})`, () =>
+		runChecked(
+			'apt-get',
+			['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'chromium'],
+			{
+				env,
+				logFile: aptLog,
+				name: 'apt-get install chromium',
+				timeoutMs: 900_000,
+			},
+		),
+	);
 	const installed = findChromium();
-	if (!installed) throw new Error(`apt-get install chromium finished but no Chromium binary is at ${CANDIDATES.join(' or ')} (log: ${aptLog})`);
+	if (!installed)
+		throw new Error(
+			`apt-get install chromium finished but no Chromium binary is at ${CANDIDATES.join(' or ')} (log: ${aptLog})`,
+		);
 	return installed;
 }
 

@@ -29,7 +29,13 @@ export interface ExecutionSummary {
 	retryOf?: string | null;
 	data?: {
 		resultData?: {
-			runData?: Record<string, Array<{ data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> }; error?: { message?: string } }>>;
+			runData?: Record<
+				string,
+				Array<{
+					data?: { main?: Array<Array<{ json: Record<string, unknown> }> | null> };
+					error?: { message?: string };
+				}>
+			>;
 			error?: { message?: string; description?: string };
 			lastNodeExecuted?: string;
 		};
@@ -62,14 +68,23 @@ export class N8nClient {
 
 	constructor(public baseUrl: string) {}
 
-	private async request(method: string, url: string, headers: Record<string, string>, body?: unknown): Promise<{ status: number; text: string; json: unknown; response: Response }> {
+	private async request(
+		method: string,
+		url: string,
+		headers: Record<string, string>,
+		body?: unknown,
+	): Promise<{ status: number; text: string; json: unknown; response: Response }> {
 		let response: Response;
 		let text: string;
 		for (let attempt = 1; ; attempt++) {
 			try {
 				response = await fetch(url, {
 					method,
-					headers: { accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+					headers: {
+						accept: 'application/json',
+						...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+						...headers,
+					},
 					body: body !== undefined ? JSON.stringify(body) : undefined,
 					signal: AbortSignal.timeout(scaled(120_000)),
 				});
@@ -78,7 +93,8 @@ export class N8nClient {
 			} catch (error) {
 				// A busy n8n sometimes closes a kept-alive connection under a request ("other side
 				// closed"); a read is safe to repeat, a write is not.
-				if (method !== 'GET' || attempt >= 3 || (error as Error).name === 'TimeoutError') throw error;
+				if (method !== 'GET' || attempt >= 3 || (error as Error).name === 'TimeoutError')
+					throw error;
 				await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
 			}
 		}
@@ -98,31 +114,62 @@ export class N8nClient {
 	}
 
 	/** Internal REST API (`/rest/...`) with the owner's session. */
-	async rest<T = unknown>(method: string, path: string, body?: unknown, options: { allow?: number[] } = {}): Promise<T> {
-		const result = await this.request(method, `${this.baseUrl}/rest${path}`, this.sessionHeaders(), body);
+	async rest<T = unknown>(
+		method: string,
+		path: string,
+		body?: unknown,
+		options: { allow?: number[] } = {},
+	): Promise<T> {
+		const result = await this.request(
+			method,
+			`${this.baseUrl}/rest${path}`,
+			this.sessionHeaders(),
+			body,
+		);
 		const setCookie = result.response.headers.getSetCookie?.() ?? [];
 		const auth = setCookie.find((c) => c.startsWith('n8n-auth='));
 		if (auth) this.cookie = auth.split(';')[0];
 		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
-			throw new N8nHttpError(`${method} /rest${path} -> ${result.status}: ${result.text.slice(0, 500)}`, result.status, result.text);
+			throw new N8nHttpError(
+				`${method} /rest${path} -> ${result.status}: ${result.text.slice(0, 500)}`,
+				result.status,
+				result.text,
+			);
 		}
 		const json = result.json as { data?: T } | undefined;
 		return (json && typeof json === 'object' && 'data' in json ? json.data : json) as T;
 	}
 
 	/** Public API (`/api/v1/...`) with the API key. */
-	async api<T = unknown>(method: string, path: string, body?: unknown, options: { allow?: number[] } = {}): Promise<T> {
+	async api<T = unknown>(
+		method: string,
+		path: string,
+		body?: unknown,
+		options: { allow?: number[] } = {},
+	): Promise<T> {
 		if (!this.apiKey) throw new Error('no API key: call setupOwnerAndApiKey() first');
-		const result = await this.request(method, `${this.baseUrl}/api/v1${path}`, { 'X-N8N-API-KEY': this.apiKey }, body);
+		const result = await this.request(
+			method,
+			`${this.baseUrl}/api/v1${path}`,
+			{ 'X-N8N-API-KEY': this.apiKey },
+			body,
+		);
 		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
-			throw new N8nHttpError(`${method} /api/v1${path} -> ${result.status}: ${result.text.slice(0, 800)}`, result.status, result.text);
+			throw new N8nHttpError(
+				`${method} /api/v1${path} -> ${result.status}: ${result.text.slice(0, 800)}`,
+				result.status,
+				result.text,
+			);
 		}
 		return result.json as T;
 	}
 
 	/** Creates the owner account (first start) or logs in (owner already set up). */
 	async setupOwner(owner: OwnerAccount = DEFAULT_OWNER): Promise<void> {
-		const settings = await this.rest<{ userManagement?: { showSetupOnFirstLoad?: boolean } }>('GET', '/settings');
+		const settings = await this.rest<{ userManagement?: { showSetupOnFirstLoad?: boolean } }>(
+			'GET',
+			'/settings',
+		);
 		if (settings?.userManagement?.showSetupOnFirstLoad === false) {
 			await this.login(owner);
 			return;
@@ -132,14 +179,23 @@ export class N8nClient {
 	}
 
 	async login(owner: OwnerAccount = DEFAULT_OWNER): Promise<void> {
-		await this.rest('POST', '/login', { emailOrLdapLoginId: owner.email, password: owner.password });
+		await this.rest('POST', '/login', {
+			emailOrLdapLoginId: owner.email,
+			password: owner.password,
+		});
 		if (!this.cookie) throw new Error('login returned no session cookie');
 	}
 
 	/** A public-API key with every scope the owner may grant, no expiry. */
-	async createApiKey(label = `harness ${new Date().toISOString().slice(0, 19)} ${randomUUID().slice(0, 6)}`): Promise<string> {
+	async createApiKey(
+		label = `harness ${new Date().toISOString().slice(0, 19)} ${randomUUID().slice(0, 6)}`,
+	): Promise<string> {
 		const scopes = await this.rest<string[]>('GET', '/api-keys/scopes');
-		const created = await this.rest<{ rawApiKey: string }>('POST', '/api-keys', { label: label.slice(0, 50), scopes, expiresAt: null });
+		const created = await this.rest<{ rawApiKey: string }>('POST', '/api-keys', {
+			label: label.slice(0, 50),
+			scopes,
+			expiresAt: null,
+		});
 		this.apiKey = created.rawApiKey;
 		return this.apiKey;
 	}
@@ -151,25 +207,58 @@ export class N8nClient {
 
 	/** Node type names known to the running n8n (`/types/nodes.json`). */
 	async nodeTypeNames(): Promise<string[]> {
-		const result = await this.request('GET', `${this.baseUrl}/types/nodes.json`, this.sessionHeaders());
-		if (result.status !== 200) throw new N8nHttpError(`GET /types/nodes.json -> ${result.status}`, result.status, result.text);
+		const result = await this.request(
+			'GET',
+			`${this.baseUrl}/types/nodes.json`,
+			this.sessionHeaders(),
+		);
+		if (result.status !== 200)
+			throw new N8nHttpError(
+				`GET /types/nodes.json -> ${result.status}`,
+				result.status,
+				result.text,
+			);
 		return (result.json as Array<{ name: string }>).map((n) => n.name);
 	}
 
 	async credentialTypeNames(): Promise<string[]> {
-		const result = await this.request('GET', `${this.baseUrl}/types/credentials.json`, this.sessionHeaders());
-		if (result.status !== 200) throw new N8nHttpError(`GET /types/credentials.json -> ${result.status}`, result.status, result.text);
+		const result = await this.request(
+			'GET',
+			`${this.baseUrl}/types/credentials.json`,
+			this.sessionHeaders(),
+		);
+		if (result.status !== 200)
+			throw new N8nHttpError(
+				`GET /types/credentials.json -> ${result.status}`,
+				result.status,
+				result.text,
+			);
 		return (result.json as Array<{ name: string }>).map((n) => n.name);
 	}
 
 	// ----- workflows (public API) -----
 
-	async getWorkflow(id: string): Promise<{ id: string; name: string; active: boolean; staticData?: unknown; nodes: unknown[] } | undefined> {
-		const result = await this.api<{ id: string; name: string; active: boolean; nodes: unknown[] }>('GET', `/workflows/${id}`, undefined, { allow: [404] });
+	async getWorkflow(
+		id: string,
+	): Promise<
+		| { id: string; name: string; active: boolean; staticData?: unknown; nodes: unknown[] }
+		| undefined
+	> {
+		const result = await this.api<{ id: string; name: string; active: boolean; nodes: unknown[] }>(
+			'GET',
+			`/workflows/${id}`,
+			undefined,
+			{ allow: [404] },
+		);
 		return result && (result as { id?: string }).id ? result : undefined;
 	}
 
-	async createWorkflow(workflow: { name: string; nodes: unknown[]; connections: unknown; settings?: unknown }): Promise<{ id: string }> {
+	async createWorkflow(workflow: {
+		name: string;
+		nodes: unknown[];
+		connections: unknown;
+		settings?: unknown;
+	}): Promise<{ id: string }> {
 		return this.api('POST', '/workflows', {
 			name: workflow.name,
 			nodes: workflow.nodes,
@@ -200,17 +289,28 @@ export class N8nClient {
 		return this.rest<PublicationStatus>('GET', `/workflows/${workflowId}/publication-status`);
 	}
 
-	async waitForPublication(workflowId: string, wanted: 'published' | 'not_published', timeoutMs = 90_000): Promise<PublicationStatus> {
+	async waitForPublication(
+		workflowId: string,
+		wanted: 'published' | 'not_published',
+		timeoutMs = 90_000,
+	): Promise<PublicationStatus> {
 		timeoutMs = scaled(timeoutMs);
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const status = await this.publicationStatus(workflowId);
 			if (status.status === wanted) return status;
 			if (wanted === 'published' && (status.status === 'failed' || status.status === 'partial')) {
-				const errors = status.triggers.filter((t) => t.status === 'failed').map((t) => `${t.nodeId}: ${t.errorMessage}`);
-				throw new Error(`activating workflow ${workflowId} failed (${status.status}): ${errors.join('; ')}`);
+				const errors = status.triggers
+					.filter((t) => t.status === 'failed')
+					.map((t) => `${t.nodeId}: ${t.errorMessage}`);
+				throw new Error(
+					`activating workflow ${workflowId} failed (${status.status}): ${errors.join('; ')}`,
+				);
 			}
-			if (Date.now() > deadline) throw new Error(`workflow ${workflowId}: publication status still ${status.status} after ${timeoutMs} ms (wanted ${wanted})`);
+			if (Date.now() > deadline)
+				throw new Error(
+					`workflow ${workflowId}: publication status still ${status.status} after ${timeoutMs} ms (wanted ${wanted})`,
+				);
 			await new Promise((resolve) => setTimeout(resolve, 250));
 		}
 	}
@@ -218,7 +318,9 @@ export class N8nClient {
 	// ----- executions -----
 
 	/** Executions (newest first), following the cursor; `includeData` adds the run data. */
-	async listExecutions(options: { workflowId?: string; includeData?: boolean; status?: string; limit?: number } = {}): Promise<ExecutionSummary[]> {
+	async listExecutions(
+		options: { workflowId?: string; includeData?: boolean; status?: string; limit?: number } = {},
+	): Promise<ExecutionSummary[]> {
 		const all: ExecutionSummary[] = [];
 		let cursor: string | undefined;
 		do {
@@ -228,7 +330,10 @@ export class N8nClient {
 			if (options.status) query.set('status', options.status);
 			query.set('limit', String(Math.min(options.limit ?? 250, 250)));
 			if (cursor) query.set('cursor', cursor);
-			const page = await this.api<{ data: ExecutionSummary[]; nextCursor: string | null }>('GET', `/executions?${query}`);
+			const page = await this.api<{ data: ExecutionSummary[]; nextCursor: string | null }>(
+				'GET',
+				`/executions?${query}`,
+			);
 			all.push(...page.data);
 			cursor = page.nextCursor ?? undefined;
 			if (options.limit && all.length >= options.limit) break;
@@ -252,7 +357,10 @@ export class N8nClient {
 		options: { includeData?: boolean; intervalMs?: number } = {},
 	): Promise<ExecutionSummary[]> {
 		const { includeData = true, intervalMs = 500 } = options;
-		const finished = (executions: ExecutionSummary[]) => executions.filter((e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting');
+		const finished = (executions: ExecutionSummary[]) =>
+			executions.filter(
+				(e) => e.status !== 'running' && e.status !== 'new' && e.status !== 'waiting',
+			);
 		timeoutMs = scaled(timeoutMs);
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
@@ -264,7 +372,9 @@ export class N8nClient {
 				if (withData.length >= count) return withData;
 			}
 			if (Date.now() > deadline) {
-				throw new Error(`workflow ${workflowId}: ${done.length}/${count} finished executions after ${timeoutMs} ms (statuses: ${executions.map((e) => e.status).join(',') || 'none'})`);
+				throw new Error(
+					`workflow ${workflowId}: ${done.length}/${count} finished executions after ${timeoutMs} ms (statuses: ${executions.map((e) => e.status).join(',') || 'none'})`,
+				);
 			}
 			await new Promise((resolve) => setTimeout(resolve, intervalMs));
 		}
@@ -272,7 +382,12 @@ export class N8nClient {
 }
 
 /** The items a node output in an execution (first run, first output by default). */
-export function nodeOutput(execution: ExecutionSummary, nodeName: string, runIndex = 0, outputIndex = 0): Array<Record<string, unknown>> {
+export function nodeOutput(
+	execution: ExecutionSummary,
+	nodeName: string,
+	runIndex = 0,
+	outputIndex = 0,
+): Array<Record<string, unknown>> {
 	const runs = execution.data?.resultData?.runData?.[nodeName];
 	if (!runs?.[runIndex]) return [];
 	return (runs[runIndex].data?.main?.[outputIndex] ?? []).map((item) => item.json);
@@ -285,5 +400,7 @@ export function executionError(execution: ExecutionSummary): string | undefined 
 	for (const [node, runs] of Object.entries(execution.data?.resultData?.runData ?? {})) {
 		for (const run of runs) if (run.error) return `${node}: ${run.error.message}`;
 	}
-	return execution.status === 'error' || execution.status === 'crashed' ? `status ${execution.status}` : undefined;
+	return execution.status === 'error' || execution.status === 'crashed'
+		? `status ${execution.status}`
+		: undefined;
 }

@@ -47,19 +47,30 @@ export const DEMO_CREDENTIAL_ID = 'LpDemoCredential';
  *   first start, or when the sandbox state is gone (`apiStateExisted: false`).
  * - Workflows are imported only when missing, so edits made in the editor survive restarts.
  */
-export async function installDemo(stack: Stack, options: { apiStateExisted: boolean }): Promise<{ reactivated: boolean; imported: string[] }> {
+export async function installDemo(
+	stack: Stack,
+	options: { apiStateExisted: boolean },
+): Promise<{ reactivated: boolean; imported: string[] }> {
 	const { client, host, sandbox } = stack;
 	if (!sandbox) throw new Error('the sandbox API is not running');
 	const workflows = demoWorkflows();
 
-	const credentials = await client.api<{ data: Array<{ id: string }> }>('GET', '/credentials?limit=250');
+	const credentials = await client.api<{ data: Array<{ id: string }> }>(
+		'GET',
+		'/credentials?limit=250',
+	);
 	const hasCredential = credentials.data.some((c) => c.id === DEMO_CREDENTIAL_ID);
 	let reactivate = false;
 	if (!hasCredential || !options.apiStateExisted) {
 		await step('demo credential with a fresh refresh token', async () => {
 			const user = await sandbox.control.newUser(sandbox.username);
 			await host.importCredentials([
-				demoCredential({ baseUrl: sandbox.url, tenancyId: user.tenancy_id, username: user.username, refreshToken: user.refresh_token }),
+				demoCredential({
+					baseUrl: sandbox.url,
+					tenancyId: user.tenancy_id,
+					username: user.username,
+					refreshToken: user.refresh_token,
+				}),
 			]);
 		});
 		// Active workflows were activated at n8n's start with the old credential.
@@ -67,7 +78,8 @@ export async function installDemo(stack: Stack, options: { apiStateExisted: bool
 	}
 
 	const missing: WorkflowJson[] = [];
-	for (const workflow of workflows) if (!(await client.getWorkflow(String(workflow.id)))) missing.push(workflow);
+	for (const workflow of workflows)
+		if (!(await client.getWorkflow(String(workflow.id)))) missing.push(workflow);
 	if (missing.length) await host.importWorkflows(missing.map((w) => ({ ...w, active: false })));
 
 	for (const workflow of workflows) {

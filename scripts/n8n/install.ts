@@ -24,7 +24,10 @@ export function node24Env(paths: N8nPaths = n8nPaths()): NodeJS.ProcessEnv {
 export async function ensureNode24(paths: N8nPaths = n8nPaths()): Promise<string> {
 	if (fs.existsSync(paths.node24Marker) && fs.existsSync(paths.node24Bin)) return paths.node24Bin;
 	const version = await nodeVersion(paths.node24Bin);
-	if (version?.startsWith(`v${NODE_MAJOR}.`) && fs.existsSync(path.join(paths.node24PackageDir, 'include', 'node', 'node.h'))) {
+	if (
+		version?.startsWith(`v${NODE_MAJOR}.`) &&
+		fs.existsSync(path.join(paths.node24PackageDir, 'include', 'node', 'node.h'))
+	) {
 		fs.writeFileSync(paths.node24Marker, `${version}\n`);
 		return paths.node24Bin;
 	}
@@ -32,16 +35,28 @@ export async function ensureNode24(paths: N8nPaths = n8nPaths()): Promise<string
 		const packageName = `node-${process.platform}-${process.arch}`;
 		fs.mkdirSync(paths.node24Dir, { recursive: true });
 		const manifest = path.join(paths.node24Dir, 'package.json');
-		if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: `node${NODE_MAJOR}`, private: true }) + '\n');
-		const result = await run('npm', ['install', `${packageName}@^${NODE_MAJOR}`, '--no-audit', '--no-fund'], {
-			cwd: paths.node24Dir,
-			env: cleanNpmEnv(),
-			logFile: path.join(paths.node24Dir, 'install.log'),
-		});
-		if (result.code !== 0) throw new Error(`npm install ${packageName}@${NODE_MAJOR} failed (see ${paths.node24Dir}/install.log)\n${result.stderr.slice(-2000)}`);
+		if (!fs.existsSync(manifest))
+			fs.writeFileSync(
+				manifest,
+				JSON.stringify({ name: `node${NODE_MAJOR}`, private: true }) + '\n',
+			);
+		const result = await run(
+			'npm',
+			['install', `${packageName}@^${NODE_MAJOR}`, '--no-audit', '--no-fund'],
+			{
+				cwd: paths.node24Dir,
+				env: cleanNpmEnv(),
+				logFile: path.join(paths.node24Dir, 'install.log'),
+			},
+		);
+		if (result.code !== 0)
+			throw new Error(
+				`npm install ${packageName}@${NODE_MAJOR} failed (see ${paths.node24Dir}/install.log)\n${result.stderr.slice(-2000)}`,
+			);
 	});
 	const installed = await nodeVersion(paths.node24Bin);
-	if (!installed?.startsWith(`v${NODE_MAJOR}.`)) throw new Error(`Node ${NODE_MAJOR} not usable at ${paths.node24Bin} (got ${installed})`);
+	if (!installed?.startsWith(`v${NODE_MAJOR}.`))
+		throw new Error(`Node ${NODE_MAJOR} not usable at ${paths.node24Bin} (got ${installed})`);
 	fs.writeFileSync(paths.node24Marker, `${installed}\n`);
 	log(`Node ${installed} ready`);
 	return paths.node24Bin;
@@ -119,18 +134,32 @@ async function waitForForeignInstall(paths: N8nPaths, lockFile: string): Promise
 }
 
 /** Runs an npm command in the n8n folder with a progress heartbeat; appends `done <code>` to install.log. */
-async function npmWithProgress(paths: N8nPaths, args: string[], what: string, env: NodeJS.ProcessEnv): Promise<void> {
+async function npmWithProgress(
+	paths: N8nPaths,
+	args: string[],
+	what: string,
+	env: NodeJS.ProcessEnv,
+): Promise<void> {
 	const logFile = path.join(paths.n8nDir, 'install.log');
 	fs.appendFileSync(logFile, `\n=== ${new Date().toISOString()} npm ${args.join(' ')}\n`);
 	const t0 = Date.now();
 	const heartbeat = setInterval(() => {
-		log(`  ${what}: ${formatMs(Date.now() - t0)}, ${countPackages(path.join(paths.n8nDir, 'node_modules'))} packages in node_modules`);
+		log(
+			`  ${what}: ${formatMs(Date.now() - t0)}, ${countPackages(path.join(paths.n8nDir, 'node_modules'))} packages in node_modules`,
+		);
 	}, 20_000);
 	try {
-		const result = await run('npm', args, { cwd: paths.n8nDir, env, logFile, name: `npm ${args[0]}` });
+		const result = await run('npm', args, {
+			cwd: paths.n8nDir,
+			env,
+			logFile,
+			name: `npm ${args[0]}`,
+		});
 		fs.appendFileSync(logFile, `done ${result.code}\n`);
 		if (result.code !== 0) {
-			throw new Error(`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})\n${result.stderr.split('\n').slice(-25).join('\n')}`);
+			throw new Error(
+				`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})\n${result.stderr.split('\n').slice(-25).join('\n')}`,
+			);
 		}
 	} finally {
 		clearInterval(heartbeat);
@@ -143,7 +172,12 @@ async function npmWithProgress(paths: N8nPaths, args: string[], what: string, en
  */
 export async function ensureN8nInstalled(): Promise<N8nPaths> {
 	const paths = n8nPaths();
-	if (fs.existsSync(paths.n8nMarker) && fs.existsSync(paths.n8nBin) && fs.existsSync(paths.node24Marker) && fs.existsSync(paths.node24Bin)) {
+	if (
+		fs.existsSync(paths.n8nMarker) &&
+		fs.existsSync(paths.n8nBin) &&
+		fs.existsSync(paths.node24Marker) &&
+		fs.existsSync(paths.node24Bin)
+	) {
 		return paths;
 	}
 	log(`n8n ${N8N_VERSION} cache: ${paths.cache} (set LP_CACHE_DIR to move it)`);
@@ -173,34 +207,60 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 	try {
 		const env = node24Env(paths);
 		const manifest = path.join(paths.n8nDir, 'package.json');
-		if (!fs.existsSync(manifest)) fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-host', private: true }) + '\n');
-		const logText = fs.existsSync(path.join(paths.n8nDir, 'install.log')) ? fs.readFileSync(path.join(paths.n8nDir, 'install.log'), 'utf8') : '';
-		const installedBefore = /(^|\n)done 0\s*$/.test(logText.trimEnd() + '\n') && fs.existsSync(paths.n8nBin);
+		if (!fs.existsSync(manifest))
+			fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-host', private: true }) + '\n');
+		const logText = fs.existsSync(path.join(paths.n8nDir, 'install.log'))
+			? fs.readFileSync(path.join(paths.n8nDir, 'install.log'), 'utf8')
+			: '';
+		const installedBefore =
+			/(^|\n)done 0\s*$/.test(logText.trimEnd() + '\n') && fs.existsSync(paths.n8nBin);
 		// sqlite3 compiles from source for about 2 minutes (its prebuilt binaries are on GitHub,
 		// out of reach here). It is an N-API module, so it is built in its own folder while npm
 		// installs n8n, and its binary is copied in afterwards.
 		const sqlitePrebuild = installedBefore ? undefined : prebuildSqlite(paths, env);
 		if (installedBefore) {
-			log(`n8n ${N8N_VERSION} already installed by an earlier run (install.log ends with "done 0"); checking the native modules`);
+			log(
+				`n8n ${N8N_VERSION} already installed by an earlier run (install.log ends with "done 0"); checking the native modules`,
+			);
 		} else {
 			await step(`install n8n ${N8N_VERSION} (npm, about 4 min on a fresh machine)`, () =>
 				// Optional native builds of some dependencies download from the internet and fail:
 				// scripts are skipped and the one native module n8n needs is rebuilt below.
-				npmWithProgress(paths, ['install', `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'], 'installing n8n', env),
+				npmWithProgress(
+					paths,
+					['install', `n8n@${N8N_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'],
+					'installing n8n',
+					env,
+				),
 			);
 		}
 		// Each check starts Node 24, so a result is kept until something changes the binary.
 		let sqliteOk = await sqliteLoads(paths);
 		if (!sqliteOk) {
 			const prebuilt = await sqlitePrebuild;
-			sqliteOk = Boolean(prebuilt && installPrebuiltSqlite(paths, prebuilt) && (await sqliteLoads(paths)));
+			sqliteOk = Boolean(
+				prebuilt && installPrebuiltSqlite(paths, prebuilt) && (await sqliteLoads(paths)),
+			);
 			if (sqliteOk) log(`sqlite3 ${SQLITE3_VERSION}: using the binary built alongside the install`);
 		}
 		if (!sqliteOk) {
-			await step('rebuild sqlite3 for Node 24 (1-2 min)', () => npmWithProgress(paths, ['rebuild', 'sqlite3', '--foreground-scripts'], 'building sqlite3', env));
-			if (!(await sqliteLoads(paths))) throw new Error(`sqlite3 still does not load under Node ${NODE_MAJOR} after the rebuild (see ${paths.n8nDir}/install.log)`);
+			await step('rebuild sqlite3 for Node 24 (1-2 min)', () =>
+				npmWithProgress(
+					paths,
+					['rebuild', 'sqlite3', '--foreground-scripts'],
+					'building sqlite3',
+					env,
+				),
+			);
+			if (!(await sqliteLoads(paths)))
+				throw new Error(
+					`sqlite3 still does not load under Node ${NODE_MAJOR} after the rebuild (see ${paths.n8nDir}/install.log)`,
+				);
 		}
-		fs.writeFileSync(paths.n8nMarker, JSON.stringify({ n8n: N8N_VERSION, installedAt: new Date().toISOString() }) + '\n');
+		fs.writeFileSync(
+			paths.n8nMarker,
+			JSON.stringify({ n8n: N8N_VERSION, installedAt: new Date().toISOString() }) + '\n',
+		);
 		log(`n8n ${N8N_VERSION} ready in ${paths.n8nDir}`);
 	} finally {
 		fs.rmSync(lockFile, { force: true });
@@ -212,29 +272,48 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
  * Builds sqlite3 SQLITE3_VERSION for Node 24 in `<cache>/sqlite3-<version>` (once) and returns the
  * path of its binary; undefined when that fails (the caller then rebuilds inside n8n's folder).
  */
-async function prebuildSqlite(paths: N8nPaths, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+async function prebuildSqlite(
+	paths: N8nPaths,
+	env: NodeJS.ProcessEnv,
+): Promise<string | undefined> {
 	const dir = path.join(paths.cache, `sqlite3-${SQLITE3_VERSION}`);
 	const binary = path.join(dir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node');
 	const marker = path.join(dir, '.built');
 	if (fs.existsSync(marker) && fs.existsSync(binary)) return binary;
 	try {
-		return await step(`build sqlite3 ${SQLITE3_VERSION} for Node ${NODE_MAJOR} alongside the install (about 2 min)`, async () => {
-			fs.mkdirSync(dir, { recursive: true });
-			fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'sqlite3-build', private: true }) + '\n');
-			const logFile = path.join(dir, 'build.log');
-			for (const args of [
-				['install', `sqlite3@${SQLITE3_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'],
-				['rebuild', 'sqlite3', '--foreground-scripts'],
-			]) {
-				const result = await run('npm', args, { cwd: dir, env, logFile, name: `npm ${args[0]} (sqlite3)` });
-				if (result.code !== 0) throw new Error(`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})`);
-			}
-			if (!fs.existsSync(binary)) throw new Error(`${binary} was not built (log: ${logFile})`);
-			fs.writeFileSync(marker, `${new Date().toISOString()}\n`);
-			return binary;
-		});
+		return await step(
+			`build sqlite3 ${SQLITE3_VERSION} for Node ${NODE_MAJOR} alongside the install (about 2 min)`,
+			async () => {
+				fs.mkdirSync(dir, { recursive: true });
+				fs.writeFileSync(
+					path.join(dir, 'package.json'),
+					JSON.stringify({ name: 'sqlite3-build', private: true }) + '\n',
+				);
+				const logFile = path.join(dir, 'build.log');
+				for (const args of [
+					['install', `sqlite3@${SQLITE3_VERSION}`, '--ignore-scripts', '--no-audit', '--no-fund'],
+					['rebuild', 'sqlite3', '--foreground-scripts'],
+				]) {
+					const result = await run('npm', args, {
+						cwd: dir,
+						env,
+						logFile,
+						name: `npm ${args[0]} (sqlite3)`,
+					});
+					if (result.code !== 0)
+						throw new Error(
+							`npm ${args.join(' ')} failed with code ${result.code} (log: ${logFile})`,
+						);
+				}
+				if (!fs.existsSync(binary)) throw new Error(`${binary} was not built (log: ${logFile})`);
+				fs.writeFileSync(marker, `${new Date().toISOString()}\n`);
+				return binary;
+			},
+		);
 	} catch (error) {
-		log(`sqlite3 build alongside the install failed (${(error as Error).message}); it will be rebuilt in n8n's folder`);
+		log(
+			`sqlite3 build alongside the install failed (${(error as Error).message}); it will be rebuilt in n8n's folder`,
+		);
 		return undefined;
 	}
 }
@@ -243,7 +322,9 @@ async function prebuildSqlite(paths: N8nPaths, env: NodeJS.ProcessEnv): Promise<
 function installPrebuiltSqlite(paths: N8nPaths, binary: string): boolean {
 	const sqlite = path.join(paths.n8nDir, 'node_modules', 'sqlite3');
 	try {
-		const { version } = JSON.parse(fs.readFileSync(path.join(sqlite, 'package.json'), 'utf8')) as { version?: string };
+		const { version } = JSON.parse(fs.readFileSync(path.join(sqlite, 'package.json'), 'utf8')) as {
+			version?: string;
+		};
 		if (version !== SQLITE3_VERSION) {
 			log(`n8n brought sqlite3 ${String(version)}, not ${SQLITE3_VERSION}: rebuilding it in place`);
 			return false;
@@ -261,9 +342,17 @@ function installPrebuiltSqlite(paths: N8nPaths, binary: string): boolean {
 /** sqlite3's native binding loads under Node 24 (it is built by `npm rebuild`, not by the install). */
 async function sqliteLoads(paths: N8nPaths): Promise<boolean> {
 	const sqlite = path.join(paths.n8nDir, 'node_modules', 'sqlite3');
-	if (!fs.existsSync(sqlite)) throw new Error(`${sqlite} is missing: the n8n install is incomplete`);
-	const result = await run(paths.node24Bin, ['-e', `const s=require(${JSON.stringify(sqlite)}); new s.Database(':memory:').close(); console.log('ok')`], {
-		name: 'sqlite3 check',
-	});
+	if (!fs.existsSync(sqlite))
+		throw new Error(`${sqlite} is missing: the n8n install is incomplete`);
+	const result = await run(
+		paths.node24Bin,
+		[
+			'-e',
+			`const s=require(${JSON.stringify(sqlite)}); new s.Database(':memory:').close(); console.log('ok')`,
+		],
+		{
+			name: 'sqlite3 check',
+		},
+	);
 	return result.code === 0 && result.stdout.includes('ok');
 }

@@ -45,5 +45,7 @@ export async function step<T>(name: string, fn: () => Promise<T>): Promise<T> {
 }
 
 export function timingReport(): string {
-	return timings.map((t) => `${t.ok ? ' ' : '!'} ${formatMs(t.ms).padStart(9)}  ${t.name}`).join('\n');
+	return timings
+		.map((t) => `${t.ok ? ' ' : '!'} ${formatMs(t.ms).padStart(9)}  ${t.name}`)
+		.join('\n');
 }

@@ -56,7 +56,11 @@ export interface ExecuteResult {
 	stdout: string;
 	stderr: string;
 	/** The run data printed by `n8n execute --rawOutput` when it succeeded. */
-	data?: { data?: { resultData?: { runData?: Record<string, unknown>; error?: unknown } }; status?: string; [key: string]: unknown };
+	data?: {
+		data?: { resultData?: { runData?: Record<string, unknown>; error?: unknown } };
+		status?: string;
+		[key: string]: unknown;
+	};
 }
 
 let cliCounter = 0;
@@ -137,18 +141,29 @@ export class N8nHost {
 	}
 
 	/** Runs an n8n CLI command as its own process (own task-broker port) sharing this host's database. */
-	async cli(args: string[], options: { timeoutMs?: number; env?: Record<string, string> } = {}): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+	async cli(
+		args: string[],
+		options: { timeoutMs?: number; env?: Record<string, string> } = {},
+	): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
 		const brokerPort = await freePort();
 		const name = `n8n ${args[0]}`;
-		const logFile = path.join(this.logDir, `cli-${++cliCounter}-${args[0].replace(/[^a-z0-9]+/gi, '_')}.log`);
+		const logFile = path.join(
+			this.logDir,
+			`cli-${++cliCounter}-${args[0].replace(/[^a-z0-9]+/gi, '_')}.log`,
+		);
 		const result = await run(this.paths.node24Bin, [this.paths.n8nBin, ...args], {
 			name,
-			env: this.env({ N8N_RUNNERS_BROKER_PORT: String(brokerPort), N8N_LOG_LEVEL: 'info', ...(options.env ?? {}) }),
+			env: this.env({
+				N8N_RUNNERS_BROKER_PORT: String(brokerPort),
+				N8N_LOG_LEVEL: 'info',
+				...(options.env ?? {}),
+			}),
 			cwd: this.userFolder,
 			logFile,
 			timeoutMs: options.timeoutMs ?? 180_000,
 		});
-		if (result.signal) log(`${name} ended by ${result.signal} (log: ${logFile}); its printed result decides`);
+		if (result.signal)
+			log(`${name} ended by ${result.signal} (log: ${logFile}); its printed result decides`);
 		return result;
 	}
 
@@ -165,7 +180,9 @@ export class N8nHost {
 			try {
 				const result = await this.cli(['import:credentials', `--input=${file}`]);
 				if (!/Successfully imported/.test(result.stdout + result.stderr)) {
-					throw new Error(`import:credentials failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`);
+					throw new Error(
+						`import:credentials failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
+					);
 				}
 			} finally {
 				fs.rmSync(path.dirname(file), { recursive: true, force: true });
@@ -175,28 +192,42 @@ export class N8nHost {
 
 	/** `n8n import:workflow` of several workflows at once (imported inactive; activate through the API). */
 	async importWorkflows(workflows: WorkflowJson[]): Promise<void> {
-		await step(`n8n import:workflow (${workflows.map((w) => w.id ?? w.name).join(', ')})`, async () => {
-			const file = this.tempFile('workflows.json');
-			fs.writeFileSync(file, JSON.stringify(workflows, null, 2));
-			try {
-				const result = await this.cli(['import:workflow', `--input=${file}`]);
-				if (!/Successfully imported/.test(result.stdout + result.stderr)) {
-					throw new Error(`import:workflow failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`);
+		await step(
+			`n8n import:workflow (${workflows.map((w) => w.id ?? w.name).join(', ')})`,
+			async () => {
+				const file = this.tempFile('workflows.json');
+				fs.writeFileSync(file, JSON.stringify(workflows, null, 2));
+				try {
+					const result = await this.cli(['import:workflow', `--input=${file}`]);
+					if (!/Successfully imported/.test(result.stdout + result.stderr)) {
+						throw new Error(
+							`import:workflow failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
+						);
+					}
+				} finally {
+					fs.rmSync(path.dirname(file), { recursive: true, force: true });
 				}
-			} finally {
-				fs.rmSync(path.dirname(file), { recursive: true, force: true });
-			}
-		});
+			},
+		);
 	}
 
 	/** `n8n export:credentials --decrypted --all`: what n8n has stored, in clear. */
-	async exportCredentials(): Promise<Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>> {
+	async exportCredentials(): Promise<
+		Array<{ id: string; name: string; type: string; data: Record<string, unknown> }>
+	> {
 		return step('n8n export:credentials --decrypted', async () => {
 			const file = this.tempFile('export.json');
 			try {
-				const result = await this.cli(['export:credentials', '--all', '--decrypted', `--output=${file}`]);
+				const result = await this.cli([
+					'export:credentials',
+					'--all',
+					'--decrypted',
+					`--output=${file}`,
+				]);
 				if (!fs.existsSync(file)) {
-					throw new Error(`export:credentials failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`);
+					throw new Error(
+						`export:credentials failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
+					);
 				}
 				return JSON.parse(fs.readFileSync(file, 'utf8'));
 			} finally {
@@ -209,7 +240,10 @@ export class N8nHost {
 	async storedCredential(id: string): Promise<Record<string, unknown>> {
 		const all = await this.exportCredentials();
 		const found = all.find((c) => c.id === id);
-		if (!found) throw new Error(`credential ${id} not found in export (have: ${all.map((c) => c.id).join(', ')})`);
+		if (!found)
+			throw new Error(
+				`credential ${id} not found in export (have: ${all.map((c) => c.id).join(', ')})`,
+			);
 		return found.data;
 	}
 
@@ -217,8 +251,13 @@ export class N8nHost {
 	 * `n8n execute --id=<id>`: runs the workflow (from its manual trigger) in a separate process that
 	 * shares the database with the running n8n.
 	 */
-	async executeCli(workflowId: string, options: { timeoutMs?: number } = {}): Promise<ExecuteResult> {
-		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], { timeoutMs: options.timeoutMs ?? 300_000 });
+	async executeCli(
+		workflowId: string,
+		options: { timeoutMs?: number } = {},
+	): Promise<ExecuteResult> {
+		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], {
+			timeoutMs: options.timeoutMs ?? 300_000,
+		});
 		// The run data is printed as pretty JSON between a line `{` and a line `}`, among log lines.
 		let data: ExecuteResult['data'];
 		const lines = result.stdout.split('\n');
@@ -235,7 +274,14 @@ export class N8nHost {
 		// engine, after the run was stored and printed (seen in about 1 run in 3, also with
 		// --no-node-snapshot; never with N8N_EXPRESSION_ENGINE=legacy). The printed run data decides.
 		const ok = data !== undefined && data.status === 'success' && !data.data?.resultData?.error;
-		return { code: result.code, signal: result.signal, ok, stdout: result.stdout, stderr: result.stderr, data };
+		return {
+			code: result.code,
+			signal: result.signal,
+			ok,
+			stdout: result.stdout,
+			stderr: result.stderr,
+			data,
+		};
 	}
 }
 
@@ -282,25 +328,39 @@ export class N8nProcess {
 		if (this.proc && !this.proc.hasExited()) throw new Error(`${this.name} is already running`);
 		const command = this.options.command ?? 'start';
 		this.starts++;
-		await step(`start ${this.name} (port ${this.options.port}, broker ${this.options.brokerPort})${this.starts > 1 ? ` #${this.starts}` : ''}`, async () => {
-			fs.appendFileSync(this.logFile, `\n===== ${new Date().toISOString()} n8n ${command} (start #${this.starts})\n`);
-			this.proc = spawnManaged(this.name, this.host.paths.node24Bin, [this.host.paths.n8nBin, command, ...(this.options.args ?? [])], {
-				cwd: this.host.userFolder,
-				env: this.host.env({
-					N8N_PORT: String(this.options.port),
-					N8N_RUNNERS_BROKER_PORT: String(this.options.brokerPort),
-					...(this.options.env ?? {}),
-				}),
-				logFile: this.logFile,
-				echo: this.options.echo,
-			});
-			if (command === 'start') {
-				const startedAt = Date.now();
-				await this.waitReady(this.options.readyTimeoutMs ?? 240_000);
-				recordStartTime(Date.now() - startedAt);
-			}
-			else await this.proc.waitForLine(/n8n worker is now ready|Webhook listener waiting for requests/, this.options.readyTimeoutMs ?? 240_000);
-		});
+		await step(
+			`start ${this.name} (port ${this.options.port}, broker ${this.options.brokerPort})${this.starts > 1 ? ` #${this.starts}` : ''}`,
+			async () => {
+				fs.appendFileSync(
+					this.logFile,
+					`\n===== ${new Date().toISOString()} n8n ${command} (start #${this.starts})\n`,
+				);
+				this.proc = spawnManaged(
+					this.name,
+					this.host.paths.node24Bin,
+					[this.host.paths.n8nBin, command, ...(this.options.args ?? [])],
+					{
+						cwd: this.host.userFolder,
+						env: this.host.env({
+							N8N_PORT: String(this.options.port),
+							N8N_RUNNERS_BROKER_PORT: String(this.options.brokerPort),
+							...(this.options.env ?? {}),
+						}),
+						logFile: this.logFile,
+						echo: this.options.echo,
+					},
+				);
+				if (command === 'start') {
+					const startedAt = Date.now();
+					await this.waitReady(this.options.readyTimeoutMs ?? 240_000);
+					recordStartTime(Date.now() - startedAt);
+				} else
+					await this.proc.waitForLine(
+						/n8n worker is now ready|Webhook listener waiting for requests/,
+						this.options.readyTimeoutMs ?? 240_000,
+					);
+			},
+		);
 	}
 
 	/** Until `/healthz/readiness` answers 200 (database migrated, server up) and the REST API responds. */
@@ -309,19 +369,27 @@ export class N8nProcess {
 		const proc = this.proc!;
 		for (;;) {
 			if (proc.hasExited()) {
-				throw new Error(`${this.name} exited during start-up (log: ${this.logFile}):\n${proc.tail(40)}`);
+				throw new Error(
+					`${this.name} exited during start-up (log: ${this.logFile}):\n${proc.tail(40)}`,
+				);
 			}
 			try {
-				const health = await fetch(`${this.url}/healthz/readiness`, { signal: AbortSignal.timeout(2000) });
+				const health = await fetch(`${this.url}/healthz/readiness`, {
+					signal: AbortSignal.timeout(2000),
+				});
 				if (health.ok) {
-					const settings = await fetch(`${this.url}/rest/settings`, { signal: AbortSignal.timeout(5000) });
+					const settings = await fetch(`${this.url}/rest/settings`, {
+						signal: AbortSignal.timeout(5000),
+					});
 					if (settings.ok) return;
 				}
 			} catch {
 				/* not listening yet */
 			}
 			if (Date.now() > deadline) {
-				throw new Error(`${this.name} not ready after ${timeoutMs} ms (log: ${this.logFile}):\n${proc.tail(40)}`);
+				throw new Error(
+					`${this.name} not ready after ${timeoutMs} ms (log: ${this.logFile}):\n${proc.tail(40)}`,
+				);
 			}
 			await new Promise((resolve) => setTimeout(resolve, 500));
 		}

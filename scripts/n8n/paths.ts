@@ -13,7 +13,9 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 /** Cache outside the repository: `${LP_CACHE_DIR:-$HOME/.cache/n8n-nodes-learning-platform}`. */
 export function cacheRoot(): string {
-	return process.env.LP_CACHE_DIR || path.join(os.homedir(), '.cache', 'n8n-nodes-learning-platform');
+	return (
+		process.env.LP_CACHE_DIR || path.join(os.homedir(), '.cache', 'n8n-nodes-learning-platform')
+	);
 }
 
 export interface N8nPaths {

@@ -41,11 +41,15 @@ export async function freePort(): Promise<number> {
 export class PortInUseError extends Error {}
 
 /** Throws a clear message naming the port, what it is for and how to choose another one. */
-export async function assertPortsFree(ports: Array<{ port: number; what: string; flag: string; env: string }>): Promise<void> {
+export async function assertPortsFree(
+	ports: Array<{ port: number; what: string; flag: string; env: string }>,
+): Promise<void> {
 	const taken: string[] = [];
 	for (const p of ports) {
 		if (!(await isPortFreeEverywhere(p.port))) {
-			taken.push(`  port ${p.port} (${p.what}) is already in use: stop what uses it (e.g. \`ss -ltnp 'sport = :${p.port}'\`) or choose another with ${p.flag} <port> or ${p.env}=<port>`);
+			taken.push(
+				`  port ${p.port} (${p.what}) is already in use: stop what uses it (e.g. \`ss -ltnp 'sport = :${p.port}'\`) or choose another with ${p.flag} <port> or ${p.env}=<port>`,
+			);
 		}
 	}
 	if (taken.length) throw new PortInUseError(`Port(s) taken:\n${taken.join('\n')}`);

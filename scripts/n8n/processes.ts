@@ -54,7 +54,12 @@ export interface SpawnManagedOptions {
 	echo?: boolean;
 }
 
-export function spawnManaged(name: string, command: string, args: string[], options: SpawnManagedOptions = {}): ManagedProcess {
+export function spawnManaged(
+	name: string,
+	command: string,
+	args: string[],
+	options: SpawnManagedOptions = {},
+): ManagedProcess {
 	const spawnOptions: SpawnOptions = {
 		cwd: options.cwd,
 		env: options.env ?? process.env,
@@ -133,7 +138,11 @@ export function spawnManaged(name: string, command: string, args: string[], opti
 				let unsubscribe = () => {};
 				const timer = setTimeout(() => {
 					unsubscribe();
-					reject(new Error(`${name}: no output line matching ${re} within ${timeoutMs} ms\n${managed.tail()}`));
+					reject(
+						new Error(
+							`${name}: no output line matching ${re} within ${timeoutMs} ms\n${managed.tail()}`,
+						),
+					);
 				}, timeoutMs);
 				unsubscribe = managed.onLine((line) => {
 					const match = line.match(re);
@@ -146,7 +155,11 @@ export function spawnManaged(name: string, command: string, args: string[], opti
 				void exited.then((info) => {
 					clearTimeout(timer);
 					unsubscribe();
-					reject(new Error(`${name} exited (code ${info.code}, signal ${info.signal}) before printing ${re}\n${managed.tail()}`));
+					reject(
+						new Error(
+							`${name} exited (code ${info.code}, signal ${info.signal}) before printing ${re}\n${managed.tail()}`,
+						),
+					);
 				});
 			});
 		},
@@ -181,7 +194,8 @@ export function onCleanup(name: string, fn: () => Promise<void> | void): () => v
 /** Stops every live child (in parallel) and runs the registered cleanups. Safe to call twice. */
 export async function cleanupAll(): Promise<void> {
 	const children = [...live];
-	if (children.length) log(`stopping ${children.map((c) => `${c.name} (pid ${c.pid})`).join(', ')}`);
+	if (children.length)
+		log(`stopping ${children.map((c) => `${c.name} (pid ${c.pid})`).join(', ')}`);
 	await Promise.all(children.map((c) => c.stop().catch(() => undefined)));
 	while (cleanups.length) {
 		const entry = cleanups.pop()!;
@@ -236,10 +250,22 @@ export function installSignalHandlers(onSignal?: (signal: NodeJS.Signals) => voi
 export function run(
 	command: string,
 	args: string[],
-	options: { cwd?: string; env?: NodeJS.ProcessEnv; logFile?: string; timeoutMs?: number; echo?: boolean; name?: string } = {},
+	options: {
+		cwd?: string;
+		env?: NodeJS.ProcessEnv;
+		logFile?: string;
+		timeoutMs?: number;
+		echo?: boolean;
+		name?: string;
+	} = {},
 ): Promise<{ code: number; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
 	const name = options.name ?? path.basename(command);
-	const managed = spawnManaged(name, command, args, { cwd: options.cwd, env: options.env, logFile: options.logFile, echo: options.echo });
+	const managed = spawnManaged(name, command, args, {
+		cwd: options.cwd,
+		env: options.env,
+		logFile: options.logFile,
+		echo: options.echo,
+	});
 	let stdout = '';
 	let stderr = '';
 	managed.child.stdout?.on('data', (chunk: string) => (stdout += chunk));

@@ -21,10 +21,23 @@ import { log, step } from './log';
 import { type N8nProcess } from './n8n';
 import { freePort } from './ports';
 import { onCleanup } from './processes';
-import { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type RedisServer } from './services';
+import {
+	ensureQueueServices,
+	startPostgres,
+	startRedis,
+	type PostgresServer,
+	type RedisServer,
+} from './services';
 import { startStack, type Stack, type StackOptions } from './stack';
 
-export { ensureQueueServices, startPostgres, startRedis, type PostgresServer, type QueueServiceBinaries, type RedisServer } from './services';
+export {
+	ensureQueueServices,
+	startPostgres,
+	startRedis,
+	type PostgresServer,
+	type QueueServiceBinaries,
+	type RedisServer,
+} from './services';
 
 export interface QueueStackOptions extends StackOptions {
 	/** Number of `n8n worker` processes (default 2). */
@@ -55,7 +68,9 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	const t0 = Date.now();
 	const workerCount = options.workers ?? 2;
 	const concurrency = options.concurrency ?? 10;
-	const binaries = await step('ensure Redis and PostgreSQL (Debian packages)', () => ensureQueueServices());
+	const binaries = await step('ensure Redis and PostgreSQL (Debian packages)', () =>
+		ensureQueueServices(),
+	);
 
 	// Redis and PostgreSQL live outside the stack's work folder: PostgreSQL's folder belongs to the
 	// `postgres` user, and both must outlive the n8n processes during shutdown.
@@ -69,7 +84,10 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	const stopServices = async () => {
 		if (servicesStopped) return;
 		servicesStopped = true;
-		await Promise.all([redis?.stop().catch(() => undefined), postgres?.stop().catch(() => undefined)]);
+		await Promise.all([
+			redis?.stop().catch(() => undefined),
+			postgres?.stop().catch(() => undefined),
+		]);
 		if (process.env.LP_KEEP_WORKDIR === '1') log(`kept ${servicesDir}`);
 		else fs.rmSync(servicesDir, { recursive: true, force: true });
 	};
@@ -79,8 +97,20 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 
 	try {
 		[redis, postgres] = await Promise.all([
-			startRedis({ redisServer: binaries.redisServer, port: options.redisPort, dir: path.join(servicesDir, 'redis'), logFile: path.join(logDir, 'redis.log'), echo: options.echo }),
-			startPostgres({ pgBin: binaries.pgBin, port: options.postgresPort, baseDir: path.join(servicesDir, 'pg'), logFile: path.join(logDir, 'postgres.log'), echo: options.echo }),
+			startRedis({
+				redisServer: binaries.redisServer,
+				port: options.redisPort,
+				dir: path.join(servicesDir, 'redis'),
+				logFile: path.join(logDir, 'redis.log'),
+				echo: options.echo,
+			}),
+			startPostgres({
+				pgBin: binaries.pgBin,
+				port: options.postgresPort,
+				baseDir: path.join(servicesDir, 'pg'),
+				logFile: path.join(logDir, 'postgres.log'),
+				echo: options.echo,
+			}),
 		]);
 		const queueEnv: Record<string, string> = {
 			EXECUTIONS_MODE: 'queue',
@@ -100,7 +130,11 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 		try {
 			const specs = [];
 			for (let i = 0; i < workerCount; i++) {
-				specs.push({ health: options.workerPorts?.[i] ?? (await freePort()), broker: await freePort(), name: `n8n-worker-${i + 1}` });
+				specs.push({
+					health: options.workerPorts?.[i] ?? (await freePort()),
+					broker: await freePort(),
+					name: `n8n-worker-${i + 1}`,
+				});
 			}
 			// Workers start after the main process has migrated the database.
 			await Promise.all(
@@ -113,21 +147,27 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 							brokerPort: spec.broker,
 							name: spec.name,
 							echo: options.echo,
-							env: { QUEUE_HEALTH_CHECK_ACTIVE: 'true', QUEUE_HEALTH_CHECK_PORT: String(spec.health) },
+							env: {
+								QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+								QUEUE_HEALTH_CHECK_PORT: String(spec.health),
+							},
 						}),
 					);
 				}),
 			);
 			workers.sort((a, b) => a.name.localeCompare(b.name));
 			await step('workers healthy (/healthz/readiness)', async () => {
-				for (const worker of workers) await waitHttpOk(`${worker.url}/healthz/readiness`, 60_000, worker);
+				for (const worker of workers)
+					await waitHttpOk(`${worker.url}/healthz/readiness`, 60_000, worker);
 			});
 		} catch (error) {
 			await stack.stop();
 			throw error;
 		}
 
-		log(`${options.name}: queue-mode stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (Redis ${redis.port}, PostgreSQL ${postgres.port}, ${workers.length} workers)`);
+		log(
+			`${options.name}: queue-mode stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (Redis ${redis.port}, PostgreSQL ${postgres.port}, ${workers.length} workers)`,
+		);
 		return {
 			...stack,
 			workers,
@@ -160,8 +200,10 @@ async function waitHttpOk(url: string, timeoutMs: number, proc: N8nProcess): Pro
 		} catch {
 			/* not yet */
 		}
-		if (proc.proc?.hasExited()) throw new Error(`${proc.name} exited (log: ${proc.logFile}):\n${proc.proc.tail(30)}`);
-		if (Date.now() > deadline) throw new Error(`${url} not healthy after ${timeoutMs} ms (log: ${proc.logFile})`);
+		if (proc.proc?.hasExited())
+			throw new Error(`${proc.name} exited (log: ${proc.logFile}):\n${proc.proc.tail(30)}`);
+		if (Date.now() > deadline)
+			throw new Error(`${url} not healthy after ${timeoutMs} ms (log: ${proc.logFile})`);
 		await new Promise((resolve) => setTimeout(resolve, 500));
 	}
 }

@@ -36,7 +36,8 @@ export interface StartSandboxApiOptions {
 export async function startSandboxApi(options: StartSandboxApiOptions): Promise<SandboxApi> {
 	return step(`start sandbox API (port ${options.port})`, async () => {
 		const cli = path.join(REPO_ROOT, 'sandbox', 'cli.ts');
-		if (!fs.existsSync(cli)) throw new Error(`${cli} is missing: the sandbox API is not in this checkout yet`);
+		if (!fs.existsSync(cli))
+			throw new Error(`${cli} is missing: the sandbox API is not in this checkout yet`);
 		const tsx = path.join(REPO_ROOT, 'node_modules', '.bin', 'tsx');
 		const args = [cli, '--port', String(options.port)];
 		if (options.stateFile) args.push('--state', options.stateFile);
@@ -107,12 +108,19 @@ export class SandboxControl {
 	async call<T = unknown>(method: string, pathname: string, body?: unknown): Promise<T> {
 		const response = await fetch(`${this.url}/__sandbox${pathname}`, {
 			method,
-			headers: { accept: 'application/json', 'user-agent': 'lp-harness', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+			headers: {
+				accept: 'application/json',
+				'user-agent': 'lp-harness',
+				...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+			},
 			body: body !== undefined ? JSON.stringify(body) : undefined,
 			signal: AbortSignal.timeout(30_000),
 		});
 		const text = await response.text();
-		if (!response.ok) throw new Error(`sandbox control ${method} ${pathname} -> ${response.status}: ${text.slice(0, 500)}`);
+		if (!response.ok)
+			throw new Error(
+				`sandbox control ${method} ${pathname} -> ${response.status}: ${text.slice(0, 500)}`,
+			);
 		return (text ? JSON.parse(text) : undefined) as T;
 	}
 
@@ -146,17 +154,25 @@ export class SandboxControl {
 	}
 
 	/** Fires `Events\Courses\Completion_created` to the matching subscriptions. */
-	simulateCompletion(body: { userId?: number; contentId?: number; username?: string } = {}): Promise<Record<string, unknown>> {
+	simulateCompletion(
+		body: { userId?: number; contentId?: number; username?: string } = {},
+	): Promise<Record<string, unknown>> {
 		return this.call('POST', '/simulate/completion', body);
 	}
 
 	async deliveries(username?: string): Promise<SandboxDelivery[]> {
-		const result = await this.call<unknown>('GET', `/deliveries${username ? `?username=${encodeURIComponent(username)}` : ''}`);
+		const result = await this.call<unknown>(
+			'GET',
+			`/deliveries${username ? `?username=${encodeURIComponent(username)}` : ''}`,
+		);
 		return unwrapList<SandboxDelivery>(result, 'deliveries');
 	}
 
 	async subscriptions(username?: string): Promise<SandboxSubscription[]> {
-		const result = await this.call<unknown>('GET', `/subscriptions${username ? `?username=${encodeURIComponent(username)}` : ''}`);
+		const result = await this.call<unknown>(
+			'GET',
+			`/subscriptions${username ? `?username=${encodeURIComponent(username)}` : ''}`,
+		);
 		return unwrapList<SandboxSubscription>(result, 'subscriptions');
 	}
 
@@ -176,7 +192,11 @@ function unwrapList<T>(value: unknown, key: string): T[] {
 }
 
 /** A learningPlatformApi credential for `n8n import:credentials`, for a sandbox user. */
-export function sandboxCredential(id: string, name: string, user: SandboxUser | SandboxReady): { id: string; name: string; type: string; data: Record<string, unknown> } {
+export function sandboxCredential(
+	id: string,
+	name: string,
+	user: SandboxUser | SandboxReady,
+): { id: string; name: string; type: string; data: Record<string, unknown> } {
 	const u = user as Partial<SandboxUser & SandboxReady>;
 	return {
 		id,

@@ -21,7 +21,9 @@ export interface QueueServiceBinaries {
 }
 
 function findRedisServer(): string | undefined {
-	for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
+	for (const dir of (process.env.PATH ?? '')
+		.split(path.delimiter)
+		.concat(['/usr/bin', '/usr/sbin', '/usr/local/bin'])) {
 		const candidate = path.join(dir, 'redis-server');
 		if (dir && fs.existsSync(candidate)) return candidate;
 	}
@@ -37,7 +39,8 @@ function findPgBin(): string | undefined {
 		.sort((a, b) => Number(b) - Number(a));
 	for (const version of versions) {
 		const bin = path.join(root, version, 'bin');
-		if (['initdb', 'postgres', 'createdb'].every((f) => fs.existsSync(path.join(bin, f)))) return bin;
+		if (['initdb', 'postgres', 'createdb'].every((f) => fs.existsSync(path.join(bin, f))))
+			return bin;
 	}
 	return undefined;
 }
@@ -55,25 +58,41 @@ export async function ensureQueueServices(): Promise<QueueServiceBinaries> {
 	const missing = [...(redisServer ? [] : ['redis-server']), ...(pgBin ? [] : ['postgresql'])];
 	if (missing.length) {
 		if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-			throw new Error(`queue mode needs ${missing.join(' and ')} from Debian's packages: run \`sudo apt-get install -y ${missing.join(' ')}\` once (or run as root)`);
+			throw new Error(
+				`queue mode needs ${missing.join(' and ')} from Debian's packages: run \`sudo apt-get install -y ${missing.join(' ')}\` once (or run as root)`,
+			);
 		}
 		const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 		const aptLog = path.join(os.tmpdir(), 'lp-apt-queue.log');
 		if (!aptUpdated) {
-			await step('apt-get update', () => runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], { env, logFile: aptLog, name: 'apt-get update', timeoutMs: 600_000 }));
+			await step('apt-get update', () =>
+				runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], {
+					env,
+					logFile: aptLog,
+					name: 'apt-get update',
+					timeoutMs: 600_000,
+				}),
+			);
 			aptUpdated = true;
 		}
 		await step(`apt-get install -y ${missing.join(' ')} (log: ${aptLog})`, () =>
-			runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...missing], {
-				env,
-				logFile: aptLog,
-				name: 'apt-get install',
-				timeoutMs: 900_000,
-			}),
+			runChecked(
+				'apt-get',
+				['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...missing],
+				{
+					env,
+					logFile: aptLog,
+					name: 'apt-get install',
+					timeoutMs: 900_000,
+				},
+			),
 		);
 		redisServer = findRedisServer();
 		pgBin = findPgBin();
-		if (!redisServer || !pgBin) throw new Error(`apt-get install ${missing.join(' ')} finished but redis-server or PostgreSQL's binaries are still missing (log: ${aptLog})`);
+		if (!redisServer || !pgBin)
+			throw new Error(
+				`apt-get install ${missing.join(' ')} finished but redis-server or PostgreSQL's binaries are still missing (log: ${aptLog})`,
+			);
 	}
 	return { redisServer: redisServer!, pgBin: pgBin! };
 }
@@ -85,14 +104,35 @@ export interface RedisServer {
 }
 
 /** redis-server on 127.0.0.1:<port>, no RDB snapshots, no AOF, in the foreground. */
-export async function startRedis(options: { redisServer: string; port?: number; dir: string; logFile: string; echo?: boolean }): Promise<RedisServer> {
+export async function startRedis(options: {
+	redisServer: string;
+	port?: number;
+	dir: string;
+	logFile: string;
+	echo?: boolean;
+}): Promise<RedisServer> {
 	const port = options.port ?? (await freePort());
 	return step(`start Redis (127.0.0.1:${port}, no persistence)`, async () => {
 		fs.mkdirSync(options.dir, { recursive: true });
 		const proc = spawnManaged(
 			'redis',
 			options.redisServer,
-			['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', '--dir', options.dir, '--protected-mode', 'yes'],
+			[
+				'--port',
+				String(port),
+				'--bind',
+				'127.0.0.1',
+				'--save',
+				'',
+				'--appendonly',
+				'no',
+				'--daemonize',
+				'no',
+				'--dir',
+				options.dir,
+				'--protected-mode',
+				'yes',
+			],
 			{ logFile: options.logFile, echo: options.echo },
 		);
 		await proc.waitForLine(/Ready to accept connections/i, 30_000);
@@ -116,7 +156,8 @@ function postgresIds(): { uid: number; gid: number } {
 		.readFileSync('/etc/passwd', 'utf8')
 		.split('\n')
 		.find((l) => l.startsWith('postgres:'));
-	if (!line) throw new Error('no `postgres` system user (it comes with Debian\'s postgresql package)');
+	if (!line)
+		throw new Error("no `postgres` system user (it comes with Debian's postgresql package)");
 	const [, , uid, gid] = line.split(':');
 	return { uid: Number(uid), gid: Number(gid) };
 }
@@ -126,25 +167,53 @@ function postgresIds(): { uid: number; gid: number } {
  * on 127.0.0.1:<port> (socket in the same folder), run as the `postgres` user; one database
  * `n8n` owned by superuser `n8n`, trust authentication on loopback only.
  */
-export async function startPostgres(options: { pgBin: string; port?: number; baseDir: string; logFile: string; echo?: boolean }): Promise<PostgresServer> {
+export async function startPostgres(options: {
+	pgBin: string;
+	port?: number;
+	baseDir: string;
+	logFile: string;
+	echo?: boolean;
+}): Promise<PostgresServer> {
 	const port = options.port ?? (await freePort());
 	const user = 'n8n';
 	const database = 'n8n';
 	const { uid, gid } = postgresIds();
 	const dataDir = path.join(options.baseDir, 'data');
 	const asPostgres = ['--reuid', String(uid), '--regid', String(gid), '--clear-groups', '--'];
-	const pgEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C', LC_ALL: 'C', HOME: options.baseDir };
+	const pgEnv = {
+		PATH: process.env.PATH ?? '/usr/bin:/bin',
+		LANG: 'C',
+		LC_ALL: 'C',
+		HOME: options.baseDir,
+	};
 	fs.mkdirSync(options.baseDir, { recursive: true });
 	fs.chownSync(options.baseDir, uid, gid);
 	fs.chmodSync(options.baseDir, 0o700);
 	await step('initdb (throwaway PostgreSQL cluster)', () =>
-		runChecked('setpriv', [...asPostgres, path.join(options.pgBin, 'initdb'), '-D', dataDir, '-U', user, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
-			env: pgEnv,
-			cwd: options.baseDir,
-			logFile: options.logFile,
-			name: 'initdb',
-			timeoutMs: 180_000,
-		}),
+		runChecked(
+			'setpriv',
+			[
+				...asPostgres,
+				path.join(options.pgBin, 'initdb'),
+				'-D',
+				dataDir,
+				'-U',
+				user,
+				'-A',
+				'trust',
+				'-E',
+				'UTF8',
+				'--locale=C',
+				'--no-sync',
+			],
+			{
+				env: pgEnv,
+				cwd: options.baseDir,
+				logFile: options.logFile,
+				name: 'initdb',
+				timeoutMs: 180_000,
+			},
+		),
 	);
 	return step(`start PostgreSQL (127.0.0.1:${port})`, async () => {
 		const proc = spawnManaged(
@@ -153,23 +222,35 @@ export async function startPostgres(options: { pgBin: string; port?: number; bas
 			[
 				...asPostgres,
 				path.join(options.pgBin, 'postgres'),
-				'-D', dataDir,
-				'-p', String(port),
-				'-k', options.baseDir,
-				'-c', 'listen_addresses=127.0.0.1',
-				'-c', 'fsync=off',
-				'-c', 'synchronous_commit=off',
-				'-c', 'full_page_writes=off',
-				'-c', 'max_connections=200',
+				'-D',
+				dataDir,
+				'-p',
+				String(port),
+				'-k',
+				options.baseDir,
+				'-c',
+				'listen_addresses=127.0.0.1',
+				'-c',
+				'fsync=off',
+				'-c',
+				'synchronous_commit=off',
+				'-c',
+				'full_page_writes=off',
+				'-c',
+				'max_connections=200',
 			],
 			{ env: pgEnv, cwd: options.baseDir, logFile: options.logFile, echo: options.echo },
 		);
 		await proc.waitForLine(/database system is ready to accept connections/, 120_000);
-		await runChecked(path.join(options.pgBin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', user, database], {
-			env: pgEnv,
-			name: 'createdb',
-			timeoutMs: 60_000,
-		});
+		await runChecked(
+			path.join(options.pgBin, 'createdb'),
+			['-h', '127.0.0.1', '-p', String(port), '-U', user, database],
+			{
+				env: pgEnv,
+				name: 'createdb',
+				timeoutMs: 60_000,
+			},
+		);
 		return {
 			port,
 			database,
@@ -178,11 +259,29 @@ export async function startPostgres(options: { pgBin: string; port?: number; bas
 			process: proc,
 			sql: async (statement: string) =>
 				(
-					await runChecked(path.join(options.pgBin, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', user, '-d', database, '-v', 'ON_ERROR_STOP=1', '-At', '-c', statement], {
-						env: pgEnv,
-						name: 'psql',
-						timeoutMs: 60_000,
-					})
+					await runChecked(
+						path.join(options.pgBin, 'psql'),
+						[
+							'-h',
+							'127.0.0.1',
+							'-p',
+							String(port),
+							'-U',
+							user,
+							'-d',
+							database,
+							'-v',
+							'ON_ERROR_STOP=1',
+							'-At',
+							'-c',
+							statement,
+						],
+						{
+							env: pgEnv,
+							name: 'psql',
+							timeoutMs: 60_000,
+						},
+					)
 				).stdout,
 			stop: async () => {
 				if (proc.hasExited()) return;
@@ -197,4 +296,3 @@ export async function startPostgres(options: { pgBin: string; port?: number; bas
 		};
 	});
 }
-

@@ -9,14 +9,19 @@ const IDLE_START_MS = 20_000;
 /** Never shrink a wait, never stretch one beyond this (a hang must still end). */
 const MAX_FACTOR = 6;
 
-let factor = Number(process.env.LP_WAIT_FACTOR) > 0 ? Math.min(MAX_FACTOR, Number(process.env.LP_WAIT_FACTOR)) : 1;
+let factor =
+	Number(process.env.LP_WAIT_FACTOR) > 0
+		? Math.min(MAX_FACTOR, Number(process.env.LP_WAIT_FACTOR))
+		: 1;
 
 /** Records how long an n8n main process took to become ready. */
 export function recordStartTime(ms: number): void {
 	const measured = Math.min(MAX_FACTOR, ms / IDLE_START_MS);
 	if (measured > factor) {
 		factor = measured;
-		log(`n8n started in ${(ms / 1000).toFixed(1)} s (idle: ~${IDLE_START_MS / 1000} s): waits are stretched x${factor.toFixed(1)}`);
+		log(
+			`n8n started in ${(ms / 1000).toFixed(1)} s (idle: ~${IDLE_START_MS / 1000} s): waits are stretched x${factor.toFixed(1)}`,
+		);
 	}
 }
 

@@ -116,20 +116,48 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		};
 		await assertPortsFree([
 			{ port: ports.n8n, what: 'n8n editor and API', flag: '--n8n-port', env: 'N8N_PORT' },
-			{ port: ports.broker, what: "n8n's task broker", flag: '--broker-port', env: 'LP_BROKER_PORT' },
-			...(options.sandbox === false ? [] : [{ port: ports.sandbox, what: 'sandbox learning-platform API', flag: '--api-port', env: 'LP_API_PORT' }]),
-			{ port: ports.front, what: 'TLS front (https webhooks)', flag: '--tls-port', env: 'LP_TLS_PORT' },
+			{
+				port: ports.broker,
+				what: "n8n's task broker",
+				flag: '--broker-port',
+				env: 'LP_BROKER_PORT',
+			},
+			...(options.sandbox === false
+				? []
+				: [
+						{
+							port: ports.sandbox,
+							what: 'sandbox learning-platform API',
+							flag: '--api-port',
+							env: 'LP_API_PORT',
+						},
+					]),
+			{
+				port: ports.front,
+				what: 'TLS front (https webhooks)',
+				flag: '--tls-port',
+				env: 'LP_TLS_PORT',
+			},
 		]);
 
 		// The n8n install (network-bound) and the build (CPU-bound) overlap on a fresh machine.
 		const [paths, packed] = await Promise.all([
 			step('ensure n8n installed', () => ensureN8nInstalled()),
-			options.packed ? Promise.resolve(options.packed) : packPackageCached(path.join(cacheRoot(), 'packs')),
+			options.packed
+				? Promise.resolve(options.packed)
+				: packPackageCached(path.join(cacheRoot(), 'packs')),
 		]);
 
-		const certificates = await step('make TLS certificates (openssl)', () => makeCertificates(path.join(workDir, 'tls')));
+		const certificates = await step('make TLS certificates (openssl)', () =>
+			makeCertificates(path.join(workDir, 'tls')),
+		);
 
-		const front = await startTlsFront({ port: ports.front, targetPort: ports.n8n, certificates, host: options.frontHost });
+		const front = await startTlsFront({
+			port: ports.front,
+			targetPort: ports.n8n,
+			certificates,
+			host: options.frontHost,
+		});
 		stoppers.push({ name: 'TLS front', fn: () => front.close() });
 
 		let sandbox: SandboxApi | undefined;
@@ -148,11 +176,18 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		let postgres: PostgresServer | undefined;
 		let databaseEnv: Record<string, string> = {};
 		if (options.database === 'postgres') {
-			const { pgBin } = await step('ensure PostgreSQL (Debian package)', () => ensureQueueServices());
+			const { pgBin } = await step('ensure PostgreSQL (Debian package)', () =>
+				ensureQueueServices(),
+			);
 			// Its folder belongs to the `postgres` user: outside the work folder, removed on stop.
 			const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-pg-`));
 			fs.chmodSync(pgDir, 0o755);
-			postgres = await startPostgres({ pgBin, baseDir: path.join(pgDir, 'pg'), logFile: path.join(logDir, 'postgres.log'), echo: options.echo });
+			postgres = await startPostgres({
+				pgBin,
+				baseDir: path.join(pgDir, 'pg'),
+				logFile: path.join(logDir, 'postgres.log'),
+				echo: options.echo,
+			});
 			stoppers.push({
 				name: 'PostgreSQL',
 				fn: async () => {
@@ -182,8 +217,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		});
 		await host.installCommunityPackage(packed.tarball);
 
-		const main = await host.startProcess({ port: ports.n8n, brokerPort: ports.broker, name: 'n8n-main', echo: options.echo });
-		stoppers.push({ name: 'n8n processes', fn: async () => void (await Promise.all(host.processes.map((p) => p.stop()))) });
+		const main = await host.startProcess({
+			port: ports.n8n,
+			brokerPort: ports.broker,
+			name: 'n8n-main',
+			echo: options.echo,
+		});
+		stoppers.push({
+			name: 'n8n processes',
+			fn: async () => void (await Promise.all(host.processes.map((p) => p.stop()))),
+		});
 
 		const owner = options.owner ?? DEFAULT_OWNER;
 		await step('owner account + public API key', () => main.client.setupOwnerAndApiKey(owner));

@@ -15,7 +15,10 @@ import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, withPair } from '../transport/helpers';
 
 const repo = resolve(__dirname, '../..');
-const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { name: string; version: string };
+const pkg = JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as {
+	name: string;
+	version: string;
+};
 const credential = new LearningPlatformApi();
 
 describe('credential type', () => {
@@ -24,15 +27,35 @@ describe('credential type', () => {
 		expect(credential.displayName).toBe('Learning Platform API');
 		expect(credential.documentationUrl).toMatch(/^https:\/\//);
 		const byName = Object.fromEntries(credential.properties.map((p) => [p.name, p]));
-		expect(Object.keys(byName)).toEqual(['firstUseNotice', 'baseUrl', 'tenancyId', 'username', 'refreshToken', 'apiKey', 'apiKeyExpiresAt']);
+		expect(Object.keys(byName)).toEqual([
+			'firstUseNotice',
+			'baseUrl',
+			'tenancyId',
+			'username',
+			'refreshToken',
+			'apiKey',
+			'apiKeyExpiresAt',
+		]);
 		// the form says what the test cannot: the token is exchanged (and checked) on first use only
 		expect(byName.firstUseNotice).toMatchObject({ type: 'notice', default: '' });
-		expect(byName.firstUseNotice.displayName).toMatch(/exchanged for an API key \(and so checked\) the first time/);
-		expect(byName.firstUseNotice.displayName).toMatch(/does not spend the token and so does not check it/);
+		expect(byName.firstUseNotice.displayName).toMatch(
+			/exchanged for an API key \(and so checked\) the first time/,
+		);
+		expect(byName.firstUseNotice.displayName).toMatch(
+			/does not spend the token and so does not check it/,
+		);
 		expect(byName.tenancyId.placeholder).toBeTruthy();
 		expect(byName.username.placeholder).toBeTruthy();
-		expect(byName.refreshToken).toMatchObject({ type: 'string', typeOptions: { password: true }, noDataExpression: true });
-		expect(byName.apiKey).toMatchObject({ type: 'hidden', default: '', typeOptions: { expirable: true, password: true } });
+		expect(byName.refreshToken).toMatchObject({
+			type: 'string',
+			typeOptions: { password: true },
+			noDataExpression: true,
+		});
+		expect(byName.apiKey).toMatchObject({
+			type: 'hidden',
+			default: '',
+			typeOptions: { expirable: true, password: true },
+		});
 		expect(byName.apiKeyExpiresAt).toMatchObject({ type: 'hidden', default: '' });
 		// exactly one expirable property: the one n8n's preAuthentication rule looks at
 		expect(credential.properties.filter((p) => p.typeOptions?.expirable)).toHaveLength(1);
@@ -43,9 +66,15 @@ describe('credential type', () => {
 	});
 
 	test('authenticate: bearer API key and the package User-Agent', async () => {
-		const options: IHttpRequestOptions = { url: 'https://lms.example.com/x', headers: { Accept: 'application/json' } };
+		const options: IHttpRequestOptions = {
+			url: 'https://lms.example.com/x',
+			headers: { Accept: 'application/json' },
+		};
 		const out = await credential.authenticate(
-			{ apiKey: 'ak_live_key_value', apiKeyExpiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+			{
+				apiKey: 'ak_live_key_value',
+				apiKeyExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+			},
 			options,
 		);
 		expect(out.headers).toEqual({
@@ -63,20 +92,32 @@ describe('credential type', () => {
 		);
 		expect(past.headers?.Authorization).toBeUndefined();
 		expect(past.headers?.['User-Agent']).toBe(USER_AGENT);
-		const none = await credential.authenticate({ apiKey: '' }, { url: 'https://lms.example.com/x' });
+		const none = await credential.authenticate(
+			{ apiKey: '' },
+			{ url: 'https://lms.example.com/x' },
+		);
 		expect(none.headers?.Authorization).toBeUndefined();
 		// a key without a recorded expiry (older stored data) is used until the server says 401
-		const unknown = await credential.authenticate({ apiKey: 'ak_key_value_1', apiKeyExpiresAt: '' }, { url: 'https://x.test' });
+		const unknown = await credential.authenticate(
+			{ apiKey: 'ak_key_value_1', apiKeyExpiresAt: '' },
+			{ url: 'https://x.test' },
+		);
 		expect(unknown.headers?.Authorization).toBe('Bearer ak_key_value_1');
 	});
 
 	test('the User-Agent version is fixed at build time and matches package.json', () => {
 		// scripts/write-version.mjs (run by `npm run build`) writes it; a stale committed copy fails here
-		const generated = readFileSync(join(repo, 'nodes/LearningPlatform/transport/version.ts'), 'utf8');
+		const generated = readFileSync(
+			join(repo, 'nodes/LearningPlatform/transport/version.ts'),
+			'utf8',
+		);
 		expect(generated).toContain(`export const PACKAGE_NAME = '${pkg.name}';`);
 		expect(generated).toContain(`export const PACKAGE_VERSION = '${pkg.version}';`);
 		// shipped code never reads package.json at run time
-		const userAgent = readFileSync(join(repo, 'nodes/LearningPlatform/transport/userAgent.ts'), 'utf8');
+		const userAgent = readFileSync(
+			join(repo, 'nodes/LearningPlatform/transport/userAgent.ts'),
+			'utf8',
+		);
 		expect(userAgent).not.toMatch(/require\(|package\.json'/);
 	});
 });
@@ -85,7 +126,12 @@ describe('credential test (function, testedBy)', () => {
 	let sb: SandboxHandle;
 	const context = new CredentialTestContext({} as never) as unknown as ICredentialTestFunctions;
 	const test_ = async (data: Record<string, unknown>) =>
-		await testLearningPlatformCredential.call(context, { id: 'c', name: 'LP', type: 'learningPlatformApi', data: data as never });
+		await testLearningPlatformCredential.call(context, {
+			id: 'c',
+			name: 'LP',
+			type: 'learningPlatformApi',
+			data: data as never,
+		});
 
 	beforeAll(async () => {
 		sb = await startSandbox({ quiet: true, demoData: false });
@@ -107,15 +153,26 @@ describe('credential test (function, testedBy)', () => {
 		expect(result.message).not.toMatch(/reachable|successful|works/i);
 		expect(result.message).not.toContain(refreshToken);
 		expect(await requestCount()).toBe(before);
-		expect(await sb.control.auth(username)).toMatchObject({ refresh_token: refreshToken, exchanges: 0, failed_exchanges: 0 });
+		expect(await sb.control.auth(username)).toMatchObject({
+			refresh_token: refreshToken,
+			exchanges: 0,
+			failed_exchanges: 0,
+		});
 	});
 
 	test('a made-up refresh token for a user that does not exist: the result does not claim a connection', async () => {
 		const { data } = await newCredential(sb, 'ct-fake');
 		const before = await requestCount();
-		const result = await test_({ ...data, username: 'no-such-user', refreshToken: 'made-up-token' });
+		const result = await test_({
+			...data,
+			username: 'no-such-user',
+			refreshToken: 'made-up-token',
+		});
 		// the form is complete, so OK; but the message says the token and user were not checked
-		expect(result).toEqual({ status: 'OK', message: expect.stringContaining('API Username and refresh token') });
+		expect(result).toEqual({
+			status: 'OK',
+			message: expect.stringContaining('API Username and refresh token'),
+		});
 		expect(result.message).toMatch(/Not checked/);
 		expect(await requestCount()).toBe(before);
 	});
@@ -133,9 +190,18 @@ describe('credential test (function, testedBy)', () => {
 
 	test('errors: missing fields, malformed URL', async () => {
 		const { data } = await newCredential(sb, 'ct-err');
-		expect(await test_({ ...data, baseUrl: 'lms.example.com' })).toMatchObject({ status: 'Error', message: expect.stringMatching(/not an http\(s\) URL/) });
-		expect(await test_({ ...data, baseUrl: 'ftp://lms.example.com' })).toMatchObject({ status: 'Error', message: expect.stringMatching(/not an http\(s\) URL/) });
-		expect(await test_({ ...data, refreshToken: '' })).toMatchObject({ status: 'Error', message: 'Missing: Refresh Token' });
+		expect(await test_({ ...data, baseUrl: 'lms.example.com' })).toMatchObject({
+			status: 'Error',
+			message: expect.stringMatching(/not an http\(s\) URL/),
+		});
+		expect(await test_({ ...data, baseUrl: 'ftp://lms.example.com' })).toMatchObject({
+			status: 'Error',
+			message: expect.stringMatching(/not an http\(s\) URL/),
+		});
+		expect(await test_({ ...data, refreshToken: '' })).toMatchObject({
+			status: 'Error',
+			message: 'Missing: Refresh Token',
+		});
 		expect(await test_({ baseUrl: '', tenancyId: ' ', username: '', refreshToken: '' })).toEqual({
 			status: 'Error',
 			message: 'Missing: Base URL, Tenancy ID, API Username, Refresh Token',

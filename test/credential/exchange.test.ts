@@ -8,7 +8,11 @@ import { Container } from '@n8n/di';
 import type { IHttpRequestHelper, IHttpRequestOptions } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import { AUTH_FAILURE, DEAD_SINCE, DEAD_TOKEN } from '../../nodes/LearningPlatform/transport/errors';
+import {
+	AUTH_FAILURE,
+	DEAD_SINCE,
+	DEAD_TOKEN,
+} from '../../nodes/LearningPlatform/transport/errors';
 import { credentialFingerprint } from '../../nodes/LearningPlatform/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, roots, rawGet } from '../transport/helpers';
@@ -18,7 +22,8 @@ const credentialType = new LearningPlatformApi();
 
 const helpers: IHttpRequestHelper = {
 	helpers: {
-		httpRequest: async (options: IHttpRequestOptions) => await Container.get(OutboundHttp).requests().request(options),
+		httpRequest: async (options: IHttpRequestOptions) =>
+			await Container.get(OutboundHttp).requests().request(options),
 	},
 };
 
@@ -44,7 +49,11 @@ test('one exchange rotates both values; preAuthentication returns the new pair a
 	const pair = await preAuthenticate(data);
 
 	const live = await sb.control.auth(username);
-	expect(pair).toEqual({ apiKey: live.api_key, refreshToken: live.refresh_token, apiKeyExpiresAt: expect.any(String) });
+	expect(pair).toEqual({
+		apiKey: live.api_key,
+		refreshToken: live.refresh_token,
+		apiKeyExpiresAt: expect.any(String),
+	});
 	expect(pair.refreshToken).not.toBe(refreshToken);
 	const expiresAt = Date.parse(pair.apiKeyExpiresAt as string);
 	expect(expiresAt).toBeGreaterThanOrEqual(before + 86_400_000 - 1000);
@@ -56,7 +65,9 @@ test('one exchange rotates both values; preAuthentication returns the new pair a
 
 test('20 simultaneous callers with the same token share ONE exchange and all get its pair', async () => {
 	const { data, username } = await newCredential(sb, 'x-flight');
-	const results = await Promise.all(Array.from({ length: 20 }, async () => await preAuthenticate({ ...data })));
+	const results = await Promise.all(
+		Array.from({ length: 20 }, async () => await preAuthenticate({ ...data })),
+	);
 	const live = await sb.control.auth(username);
 	expect(live.exchanges).toBe(1);
 	expect(live.failed_exchanges).toBe(0);
@@ -85,7 +96,8 @@ test('a token this process already spent is never sent again nor answered from m
 test('a refused exchange: error that does not look like an HTTP 401 to n8n, names user and tenancy, no secret', async () => {
 	const { data, username, refreshToken } = await newCredential(sb, 'x-refused');
 	const wrong = { ...data, username: `${username}-typo` };
-	const attempt = async () => (await preAuthenticate(wrong).catch((e: unknown) => e)) as Error & Record<string, unknown>;
+	const attempt = async () =>
+		(await preAuthenticate(wrong).catch((e: unknown) => e)) as Error & Record<string, unknown>;
 	const errors = [await attempt(), await attempt()];
 	await new Promise((r) => setTimeout(r, 300));
 	errors.push(await attempt());
@@ -99,12 +111,16 @@ test('a refused exchange: error that does not look like an HTTP 401 to n8n, name
 		expect(error.message).toBe(
 			`The refresh token for API user '${username}-typo' on tenancy '${sb.tenancyId}' was rejected by the learning platform (401). Paste a new refresh token in the credential.`,
 		);
-		expect(JSON.stringify(error) + error.message + String(error.description)).not.toContain(refreshToken);
+		expect(JSON.stringify(error) + error.message + String(error.description)).not.toContain(
+			refreshToken,
+		);
 	}
 	// every attempt reports the refusal with the token's fingerprint and the time of the one
 	// refusal; whether it is final is the transport's decision, from the stored credential
 	expect(errors.map((e) => e[AUTH_FAILURE])).toEqual(['refused', 'refused', 'refused']);
-	expect(new Set(errors.map((e) => e[DEAD_TOKEN]))).toEqual(new Set([credentialFingerprint(wrong)]));
+	expect(new Set(errors.map((e) => e[DEAD_TOKEN]))).toEqual(
+		new Set([credentialFingerprint(wrong)]),
+	);
 	expect(new Set(errors.map((e) => e[DEAD_SINCE])).size).toBe(1);
 	expect(credentialFingerprint(wrong)).not.toBe(credentialFingerprint(data));
 	// a refused token is not sent again (one refused exchange), and a refusal invalidates nothing
@@ -116,10 +132,16 @@ test('a refused exchange: error that does not look like an HTTP 401 to n8n, name
 test('an exchange that failed with 5xx or a dropped connection leaves the token usable (retry succeeds)', async () => {
 	const { data, username } = await newCredential(sb, 'x-500');
 	await sb.control.setFaults({ kind: 'http500', count: 1, pathPattern: '/apikeys$' });
-	const first = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<string, unknown>;
+	const first = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<
+		string,
+		unknown
+	>;
 	expect(first[AUTH_FAILURE]).toBe('unavailable');
 	await sb.control.setFaults({ kind: 'drop', count: 1, pathPattern: '/apikeys$' });
-	const second = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<string, unknown>;
+	const second = (await preAuthenticate({ ...data }).catch((e: unknown) => e)) as Record<
+		string,
+		unknown
+	>;
 	expect(second[AUTH_FAILURE]).toBe('unavailable');
 	await sb.control.clearFaults();
 	const pair = await preAuthenticate({ ...data });
@@ -128,7 +150,9 @@ test('an exchange that failed with 5xx or a dropped connection leaves the token 
 
 test('an incomplete credential fails without any request', async () => {
 	const { data, username } = await newCredential(sb, 'x-incomplete');
-	const error = (await preAuthenticate({ ...data, refreshToken: '' }).catch((e: unknown) => e)) as Error & Record<string, unknown>;
+	const error = (await preAuthenticate({ ...data, refreshToken: '' }).catch(
+		(e: unknown) => e,
+	)) as Error & Record<string, unknown>;
 	expect(error[AUTH_FAILURE]).toBe('invalid');
 	expect(error.message).toMatch(/Refresh Token missing/);
 	expect(await refreshRequests(username)).toHaveLength(0);

@@ -11,7 +11,17 @@ import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
 import { withAheadClock } from '../support/fakeClock';
 import { CredentialStore, executeNode } from '../support/n8n';
-import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, Secrets, withPair, type ProbePlan } from '../transport/helpers';
+import {
+	exchangeElsewhere,
+	newCredential,
+	outputOf,
+	probe,
+	rawGet,
+	roots,
+	Secrets,
+	withPair,
+	type ProbePlan,
+} from '../transport/helpers';
 
 /** A credential row that counts loads and can hand out an old snapshot (a caller that loaded early). */
 class InstrumentedStore extends CredentialStore {
@@ -40,7 +50,12 @@ const errorTexts: string[] = [];
 
 async function run(store: CredentialStore, plan: ProbePlan) {
 	const result = await executeNode({ nodeType: probe(plan), credentials: store });
-	if (result.error) errorTexts.push(JSON.stringify(result.error), result.error.message, String(result.error.description));
+	if (result.error)
+		errorTexts.push(
+			JSON.stringify(result.error),
+			result.error.message,
+			String(result.error.description),
+		);
 	const out = outputOf(result);
 	for (const r of out) if (r.error) errorTexts.push(r.error.dump);
 	return { result, out };
@@ -106,13 +121,18 @@ test('an API key past its stored expiry is not sent; the 401 refreshes it (no wa
 	const after = await secrets.addLive(sb, username);
 	expect(after.exchanges).toBe(before.exchanges + 1);
 	expect(store.data).toMatchObject({ refreshToken: after.refresh_token, apiKey: after.api_key });
-	const seen = (await sb.control.requests({})).map((r) => `${r.path.split('/').pop()}:${r.authorization_kind}:${r.status}`);
+	const seen = (await sb.control.requests({})).map(
+		(r) => `${r.path.split('/').pop()}:${r.authorization_kind}:${r.status}`,
+	);
 	expect(seen).toEqual(['events:none:401', 'apikeys:refresh:200', 'events:api_key:200']);
 });
 
 test('20 concurrent callers: one exchange, all succeed (empty key, and server-expired key)', async () => {
 	const { store, username } = await instrumented('rot-20');
-	const twenty: ProbePlan = { concurrent: true, calls: Array.from({ length: 20 }, () => ({ method: 'GET', root: 'webhook', path: '/events' })) };
+	const twenty: ProbePlan = {
+		concurrent: true,
+		calls: Array.from({ length: 20 }, () => ({ method: 'GET', root: 'webhook', path: '/events' })),
+	};
 
 	const a = await run(store, twenty);
 	expect(a.result.error).toBeUndefined();
@@ -133,7 +153,8 @@ test('20 concurrent callers: one exchange, all succeed (empty key, and server-ex
 	// every write of the second round stored the one new pair (shared in-flight result)
 	const newWrites = store.writes.slice(writesBefore);
 	expect(newWrites.length).toBeGreaterThanOrEqual(1);
-	for (const w of newWrites) expect(w).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
+	for (const w of newWrites)
+		expect(w).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
 	expect(store.data).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
 });
 
@@ -186,7 +207,10 @@ test('another process rotated under us (our key and token both dead): retried wi
 	expect(out[0].ok).toBe(true);
 	// our exchange (old token) was refused: nothing stored; the retry used their pair
 	expect(store.writes).toHaveLength(writes);
-	expect(store.data).toMatchObject({ refreshToken: other.json.refresh_token, apiKey: other.json.api_key });
+	expect(store.data).toMatchObject({
+		refreshToken: other.json.refresh_token,
+		apiKey: other.json.api_key,
+	});
 	const live = await sb.control.auth(username);
 	expect(live.refresh_token).toBe(other.json.refresh_token);
 	expect(live.failed_exchanges).toBe(1);
@@ -204,7 +228,8 @@ test('another process rotated and is slow to store its pair: our refused exchang
 
 	const { out, slept } = await withAheadClock(async (time) => {
 		time.onSleep = (elapsed) => {
-			if (elapsed >= 2_500 && store.data.refreshToken === ours.refreshToken) store.replace(withPair(ours, other.json));
+			if (elapsed >= 2_500 && store.data.refreshToken === ours.refreshToken)
+				store.replace(withPair(ours, other.json));
 		};
 		return { ...(await run(store, events)), slept: time.slept };
 	});
@@ -227,7 +252,10 @@ test('a refused refresh (wrong username): clear error after the settle time, not
 	store.replace(initial);
 	jestSpy.mockClear();
 
-	const { out, slept } = await withAheadClock(async (time) => ({ ...(await run(store, events)), slept: time.slept }));
+	const { out, slept } = await withAheadClock(async (time) => ({
+		...(await run(store, events)),
+		slept: time.slept,
+	}));
 	expect(out[0].ok).toBe(false);
 	const error = out[0].error!;
 	expect(error.message).toBe(
@@ -249,7 +277,11 @@ test('a refused refresh (wrong username): clear error after the settle time, not
 	// and the transport did not repeat the request while the stored credential was unchanged
 	expect(jestSpy).toHaveBeenCalledTimes(1);
 	// the refused token was sent once only; the refusal invalidated nothing
-	expect(await sb.control.auth(username)).toMatchObject({ refresh_token: data.refreshToken, exchanges: 0, failed_exchanges: 1 });
+	expect(await sb.control.auth(username)).toMatchObject({
+		refresh_token: data.refreshToken,
+		exchanges: 0,
+		failed_exchanges: 1,
+	});
 	expect(error.dump).not.toContain(data.refreshToken as string);
 });
 
@@ -259,7 +291,9 @@ test('404 and 500 answers never trigger an exchange', async () => {
 	const before = await sb.control.auth(username);
 	jestSpy.mockClear();
 
-	const missing = await run(store, { calls: [{ method: 'GET', root: 'webhook', path: '/99999999' }] });
+	const missing = await run(store, {
+		calls: [{ method: 'GET', root: 'webhook', path: '/99999999' }],
+	});
 	expect(missing.out[0].error?.httpCode).toBe('404');
 	await sb.control.setFaults({ kind: 'http500', count: 50, pathPattern: '/events$' });
 	const failing = await run(store, events);
@@ -268,7 +302,14 @@ test('404 and 500 answers never trigger an exchange', async () => {
 	const post500 = await sb.control.setFaults({ kind: 'http500', count: 1, method: 'POST' });
 	expect(post500.faults).toHaveLength(1);
 	const created = await run(store, {
-		calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/rot-404' } } }],
+		calls: [
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/rot-404' } },
+			},
+		],
 	});
 	await sb.control.clearFaults();
 	expect(created.out[0].error?.httpCode).toBe('500');

@@ -14,7 +14,8 @@ import {
 	type NodeSpec,
 } from './helpers';
 
-const describeIf = landed().sandbox && landed().credential && landed().action ? describe : describe.skip;
+const describeIf =
+	landed().sandbox && landed().credential && landed().action ? describe : describe.skip;
 
 type Json = Record<string, unknown>;
 
@@ -27,21 +28,46 @@ describeIf('every action operation in real n8n', () => {
 	let learnerUsername: string;
 	let first: ExecutionSummary;
 
-	const action = (name: string, parameters: Json): NodeSpec => ({ name, type: TYPES.action, credentialId: credId, parameters });
+	const action = (name: string, parameters: Json): NodeSpec => ({
+		name,
+		type: TYPES.action,
+		credentialId: credId,
+		parameters,
+	});
 	const byId = (value: string) => ({ __rl: true, mode: 'id', value });
 	const out = (execution: ExecutionSummary, node: string) => nodeOutput(execution, node);
 
 	/** Imports a webhook-started workflow, activates it, calls it once, returns its execution. */
-	async function runOnce(id: string, name: string, nodes: NodeSpec[], edges: Array<[string, string]>): Promise<ExecutionSummary> {
+	async function runOnce(
+		id: string,
+		name: string,
+		nodes: NodeSpec[],
+		edges: Array<[string, string]>,
+	): Promise<ExecutionSummary> {
 		const path = `actions-${id.toLowerCase()}`;
-		const start = { ...webhookStart(path), parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} } };
-		await ctx.stack.host.importWorkflows([graphWorkflow(id, name, [start, ...nodes], edges.map(([a, b]) => [a === 'start' ? 'Webhook' : a, b]))]);
+		const start = {
+			...webhookStart(path),
+			parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+		};
+		await ctx.stack.host.importWorkflows([
+			graphWorkflow(
+				id,
+				name,
+				[start, ...nodes],
+				edges.map(([a, b]) => [a === 'start' ? 'Webhook' : a, b]),
+			),
+		]);
 		await ctx.client.activate(id);
-		const response = await fetch(`${ctx.stack.main.url}/webhook/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+		const response = await fetch(`${ctx.stack.main.url}/webhook/${path}`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: '{}',
+		});
 		expect(response.status).toBe(200);
 		const [execution] = await ctx.client.waitForExecutions(id, 1, 300_000);
 		await ctx.client.deactivate(id);
-		if (execution.status !== 'success') throw new Error(`execution failed:\n${executionsSummary([execution])}`);
+		if (execution.status !== 'success')
+			throw new Error(`execution failed:\n${executionsSummary([execution])}`);
 		return execution;
 	}
 
@@ -54,13 +80,53 @@ describeIf('every action operation in real n8n', () => {
 			phase1,
 			'e2e: every action operation (1)',
 			[
-				action('Activity completions', { resource: 'report', operation: 'getActivityCompletions', contentId: '101', filters: {}, options: {} }),
-				action('Attendance', { resource: 'report', operation: 'getAttendance', filters: { contentId: '201' }, options: {} }),
-				action('Content', { resource: 'report', operation: 'getContent', filters: { contentId: '101' }, options: {} }),
-				action('Content request', { resource: 'report', operation: 'getContent', filters: { contentId: '102' }, options: { waitForResult: false } }),
-				action('Result', { resource: 'report', operation: 'getResult', reportType: 'content', requestId: '={{ $json.requestid }}', options: {} }),
-				action('Bookmark', { resource: 'bookmark', operation: 'create', username: learnerUsername, contentId: '110', contentType: 'course' }),
-				action('Completions', { resource: 'completion', operation: 'getMany', returnAll: false, limit: 5, filters: {}, options: {} }),
+				action('Activity completions', {
+					resource: 'report',
+					operation: 'getActivityCompletions',
+					contentId: '101',
+					filters: {},
+					options: {},
+				}),
+				action('Attendance', {
+					resource: 'report',
+					operation: 'getAttendance',
+					filters: { contentId: '201' },
+					options: {},
+				}),
+				action('Content', {
+					resource: 'report',
+					operation: 'getContent',
+					filters: { contentId: '101' },
+					options: {},
+				}),
+				action('Content request', {
+					resource: 'report',
+					operation: 'getContent',
+					filters: { contentId: '102' },
+					options: { waitForResult: false },
+				}),
+				action('Result', {
+					resource: 'report',
+					operation: 'getResult',
+					reportType: 'content',
+					requestId: '={{ $json.requestid }}',
+					options: {},
+				}),
+				action('Bookmark', {
+					resource: 'bookmark',
+					operation: 'create',
+					username: learnerUsername,
+					contentId: '110',
+					contentType: 'course',
+				}),
+				action('Completions', {
+					resource: 'completion',
+					operation: 'getMany',
+					returnAll: false,
+					limit: 5,
+					filters: {},
+					options: {},
+				}),
 				action('Events', { resource: 'webhook', operation: 'getEvents' }),
 				action('Create webhook', {
 					resource: 'webhook',
@@ -69,10 +135,23 @@ describeIf('every action operation in real n8n', () => {
 					url: `${ctx.stack.webhookBaseUrl}webhook/e2e-nobody-listens`,
 					additionalFields: { signing_key: 'e2e-signing-key-1234' },
 				}),
-				action('Get webhook', { resource: 'webhook', operation: 'get', webhookId: byId('={{ $json.id }}') }),
-				action('Update webhook', { resource: 'webhook', operation: 'update', webhookId: byId('={{ $json.id }}'), updateFields: { auth_token: 'e2e-token-5678' } }),
+				action('Get webhook', {
+					resource: 'webhook',
+					operation: 'get',
+					webhookId: byId('={{ $json.id }}'),
+				}),
+				action('Update webhook', {
+					resource: 'webhook',
+					operation: 'update',
+					webhookId: byId('={{ $json.id }}'),
+					updateFields: { auth_token: 'e2e-token-5678' },
+				}),
 				action('List webhooks', { resource: 'webhook', operation: 'getMany', returnAll: true }),
-				action('Sample', { resource: 'webhook', operation: 'sendSample', event: 'Events\\Courses\\Completion_created' }),
+				action('Sample', {
+					resource: 'webhook',
+					operation: 'sendSample',
+					event: 'Events\\Courses\\Completion_created',
+				}),
 			],
 			[
 				['start', 'Activity completions'],
@@ -95,7 +174,8 @@ describeIf('every action operation in real n8n', () => {
 	test('reports: activity completions, attendance, content, and a result fetched by request id', () => {
 		const activities = out(first, 'Activity completions');
 		expect(activities.length).toBeGreaterThan(0);
-		for (const row of activities) expect(row).toMatchObject({ contentid: 101, activitycompletionstatus: 'Completed' });
+		for (const row of activities)
+			expect(row).toMatchObject({ contentid: 101, activitycompletionstatus: 'Completed' });
 
 		const attendance = out(first, 'Attendance');
 		expect(attendance.length).toBeGreaterThan(0);
@@ -119,24 +199,31 @@ describeIf('every action operation in real n8n', () => {
 	test('bookmark: created for the learner at the sandbox', async () => {
 		const [bookmark] = out(first, 'Bookmark');
 		expect(JSON.stringify(bookmark)).toContain('"bookmarkable_id":110');
-		const requests = await ctx.stack.sandbox!.control.call<Array<{ path: string; method: string; status: number }>>(
-			'GET',
-			`/requests?username=${encodeURIComponent(user.username)}&path=bookmarks`,
-		);
+		const requests = await ctx.stack.sandbox!.control.call<
+			Array<{ path: string; method: string; status: number }>
+		>('GET', `/requests?username=${encodeURIComponent(user.username)}&path=bookmarks`);
 		expect(requests.filter((r) => r.method === 'POST' && r.status === 200)).toHaveLength(1);
 	});
 
 	test('completions feed: a page of records', () => {
 		const records = out(first, 'Completions');
 		expect(records).toHaveLength(5);
-		for (const record of records) expect(record).toEqual(expect.objectContaining({ completionid: expect.any(Number), username: expect.any(String) }));
+		for (const record of records)
+			expect(record).toEqual(
+				expect.objectContaining({ completionid: expect.any(Number), username: expect.any(String) }),
+			);
 	});
 
 	test('webhooks: events, create, get (masked), update, list, sample', () => {
-		expect(out(first, 'Events').map((e) => e.event)).toContain('Events\\Courses\\Completion_created');
+		expect(out(first, 'Events').map((e) => e.event)).toContain(
+			'Events\\Courses\\Completion_created',
+		);
 
 		const [created] = out(first, 'Create webhook');
-		expect(created).toMatchObject({ event: 'Events\\Courses\\Completion_created', signing_key: 'e2e-signing-key-1234' });
+		expect(created).toMatchObject({
+			event: 'Events\\Courses\\Completion_created',
+			signing_key: 'e2e-signing-key-1234',
+		});
 		const [fetched] = out(first, 'Get webhook');
 		expect(fetched.id).toBe(created.id);
 		expect(fetched.signing_key).toBe('\u2022'.repeat(8) + '1234');
@@ -155,7 +242,11 @@ describeIf('every action operation in real n8n', () => {
 		// A delivery to a URL where nothing listens fails and is logged.
 		await control.simulateCompletion({ contentId: 111 });
 		const deadline = Date.now() + 30_000;
-		while (!(await control.deliveries(user.username)).some((d) => String(d.subscription_id) === webhookId && d.status_code === 404)) {
+		while (
+			!(await control.deliveries(user.username)).some(
+				(d) => String(d.subscription_id) === webhookId && d.status_code === 404,
+			)
+		) {
 			if (Date.now() > deadline) throw new Error('no failed delivery logged');
 			await new Promise((resolve) => setTimeout(resolve, 500));
 		}
@@ -164,8 +255,18 @@ describeIf('every action operation in real n8n', () => {
 			uniqueId(phase2Prefix),
 			'e2e: every action operation (2)',
 			[
-				action('Logs', { resource: 'webhook', operation: 'getLogs', webhookId: byId(webhookId), returnAll: true }),
-				action('Redispatch', { resource: 'webhook', operation: 'redispatch', webhookId: byId(webhookId), logId: byId('={{ $json.id }}') }),
+				action('Logs', {
+					resource: 'webhook',
+					operation: 'getLogs',
+					webhookId: byId(webhookId),
+					returnAll: true,
+				}),
+				action('Redispatch', {
+					resource: 'webhook',
+					operation: 'redispatch',
+					webhookId: byId(webhookId),
+					logId: byId('={{ $json.id }}'),
+				}),
 				action('Delete', { resource: 'webhook', operation: 'delete', webhookId: byId(webhookId) }),
 			],
 			[
@@ -179,7 +280,9 @@ describeIf('every action operation in real n8n', () => {
 		expect(logs[0]).toMatchObject({ success: false, status_code: 404 });
 		expect(JSON.stringify(out(second, 'Redispatch'))).toContain('"success":true');
 		expect(out(second, 'Delete')).toHaveLength(1);
-		const stored = (await control.subscriptions(user.username)).find((s) => String(s.id) === webhookId);
+		const stored = (await control.subscriptions(user.username)).find(
+			(s) => String(s.id) === webhookId,
+		);
 		expect(stored?.deleted_at).toBeTruthy();
 	});
 });

@@ -45,15 +45,22 @@ describe('the editor in a real browser', () => {
 			fs.mkdirSync(dir, { recursive: true });
 			const base = path.join(dir, `${Date.now()}-${name.replace(/[^a-z0-9]+/gi, '-')}`);
 			await page?.screenshot({ path: `${base}.png`, fullPage: true }).catch(() => undefined);
-			await fs.promises.writeFile(`${base}.html`, (await page?.content().catch(() => '')) ?? '').catch(() => undefined);
-			log(`browser test: "${name}" failed after ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot ${base}.png`);
+			await fs.promises
+				.writeFile(`${base}.html`, (await page?.content().catch(() => '')) ?? '')
+				.catch(() => undefined);
+			log(
+				`browser test: "${name}" failed after ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot ${base}.png`,
+			);
 			throw error;
 		}
 	}
 
 	async function openWorkflow(id: string): Promise<void> {
 		await page.goto(`${ctx.stack.client.baseUrl}/workflow/${id}`);
-		await page.locator('[data-test-id="canvas-node"]').first().waitFor({ timeout: t(90_000) });
+		await page
+			.locator('[data-test-id="canvas-node"]')
+			.first()
+			.waitFor({ timeout: t(90_000) });
 	}
 
 	async function openNode(name: string): Promise<Locator> {
@@ -88,13 +95,16 @@ describe('the editor in a real browser', () => {
 		);
 		// Keep the work folder (screenshots, n8n's logs) only when something failed.
 		await ctx.stack?.stop();
-		if (failures === 0 && ctx.stack?.workDir) fs.rmSync(ctx.stack.workDir, { recursive: true, force: true });
+		if (failures === 0 && ctx.stack?.workDir)
+			fs.rmSync(ctx.stack.workDir, { recursive: true, force: true });
 	}, 120_000);
 
 	test('the owner logs in, runs a Learning Platform node and sees its records', async () => {
 		await part('log in', async () => {
 			await page.goto(`${ctx.stack.client.baseUrl}/signin`);
-			await page.locator('input[name="emailOrLdapLoginId"]').fill(DEFAULT_OWNER.email, { timeout: t(90_000) });
+			await page
+				.locator('input[name="emailOrLdapLoginId"]')
+				.fill(DEFAULT_OWNER.email, { timeout: t(90_000) });
 			await page.locator('input[name="password"]').fill(DEFAULT_OWNER.password);
 			await page.getByTestId('form-submit-button').click();
 			await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: t(60_000) });
@@ -163,7 +173,9 @@ describe('the editor in a real browser', () => {
 				.first()
 				.waitFor({ state: 'attached', timeout: t(60_000) });
 			// the HTTPS advice is a quiet hint under Event that points at the Webhook URLs, not an orange warning
-			await expectVisible(parameters.getByText(/check that the Webhook URLs above start with https/).first());
+			await expectVisible(
+				parameters.getByText(/check that the Webhook URLs above start with https/).first(),
+			);
 			await closeNode();
 		});
 	});
@@ -172,18 +184,25 @@ describe('the editor in a real browser', () => {
 		await part('search the node picker', async () => {
 			// a new workflow's first step: the picker lists triggers (after a node it lists actions only)
 			await page.goto(`${ctx.stack.client.baseUrl}/workflow/new`);
-			await page.getByTestId('canvas-add-button').first().click({ timeout: t(90_000) });
+			await page
+				.getByTestId('canvas-add-button')
+				.first()
+				.click({ timeout: t(90_000) });
 			const creator = page.getByTestId('node-creator');
 			await expectVisible(creator);
 			await creator.getByTestId('node-creator-search-bar').first().fill('course completion');
 			const names = creator.getByTestId('node-creator-item-name');
-			await expectVisible(names.filter({ hasText: /^Learning Platform Completion Trigger$/ }).first());
+			await expectVisible(
+				names.filter({ hasText: /^Learning Platform Completion Trigger$/ }).first(),
+			);
 			const app = names.filter({ hasText: /^Learning Platform$/ }).first();
 			await expectVisible(app);
 			// each trigger says how it differs
 			await expectVisible(creator.getByText(/pushes an event/).first());
 			await app.click();
-			await expectVisible(creator.getByText('On course completion created', { exact: true }).first());
+			await expectVisible(
+				creator.getByText('On course completion created', { exact: true }).first(),
+			);
 			await expectVisible(creator.getByText('On quiz attempt completed', { exact: true }).first());
 			await page.keyboard.press('Escape');
 		});

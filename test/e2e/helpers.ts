@@ -34,7 +34,13 @@ export const TYPES = {
 } as const;
 
 /** Which parts of the package exist in this checkout (the suite grows as they land). */
-export function landed(): { action: boolean; trigger: boolean; poll: boolean; credential: boolean; sandbox: boolean } {
+export function landed(): {
+	action: boolean;
+	trigger: boolean;
+	poll: boolean;
+	credential: boolean;
+	sandbox: boolean;
+} {
 	const has = (p: string) => fs.existsSync(path.join(REPO_ROOT, p));
 	return {
 		action: has('nodes/LearningPlatform/LearningPlatform.node.ts'),
@@ -56,10 +62,18 @@ function prepacked(): PackedPackage | undefined {
  * Starts the stack for one test file and registers its shutdown. Use as
  * `const ctx = useStack('name')` at the top of a describe; `ctx.stack` is set in beforeAll.
  */
-export function useStack(name: string, options: Partial<StackOptions> = {}): { stack: Stack; client: N8nClient } {
+export function useStack(
+	name: string,
+	options: Partial<StackOptions> = {},
+): { stack: Stack; client: N8nClient } {
 	const ctx = {} as { stack: Stack; client: N8nClient };
 	beforeAll(async () => {
-		ctx.stack = await startStack({ name, sandbox: landed().sandbox, packed: prepacked(), ...options });
+		ctx.stack = await startStack({
+			name,
+			sandbox: landed().sandbox,
+			packed: prepacked(),
+			...options,
+		});
 		ctx.client = ctx.stack.client;
 	}, 900_000);
 	afterAll(async () => {
@@ -99,33 +113,61 @@ export function linearWorkflow(id: string, name: string, specs: NodeSpec[]): Wor
 		position: [index * 220, 0],
 		parameters: spec.parameters ?? {},
 		...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
-		...(spec.credentialId ? { credentials: { [TYPES.credential]: { id: spec.credentialId, name: spec.credentialId } } } : {}),
+		...(spec.credentialId
+			? { credentials: { [TYPES.credential]: { id: spec.credentialId, name: spec.credentialId } } }
+			: {}),
 	}));
 	const connections: Record<string, unknown> = {};
 	for (let i = 0; i < specs.length - 1; i++) {
 		connections[specs[i].name] = { main: [[{ node: specs[i + 1].name, type: 'main', index: 0 }]] };
 	}
-	return { id, name, nodes, connections, settings: { executionOrder: 'v1' }, active: false, pinData: {} };
+	return {
+		id,
+		name,
+		nodes,
+		connections,
+		settings: { executionOrder: 'v1' },
+		active: false,
+		pinData: {},
+	};
 }
 
 export { sleep } from '../../sandbox/util';
 
 /** A fresh sandbox API user (isolation per test) imported into n8n as a credential with that id. */
-export async function importFreshCredentials(stack: Stack, ids: string[]): Promise<Map<string, SandboxUser>> {
+export async function importFreshCredentials(
+	stack: Stack,
+	ids: string[],
+): Promise<Map<string, SandboxUser>> {
 	if (!stack.sandbox) throw new Error('the sandbox API is not running');
 	const users = new Map<string, SandboxUser>();
 	// A new API user per credential: subscriptions, rate-limit bucket and token chain of its own.
 	// (Without a username the control API re-issues the default user's token, killing the last one.)
-	for (const id of ids) users.set(id, await stack.sandbox.control.newUser(`e2e-${id.toLowerCase()}`));
-	await stack.host.importCredentials(ids.map((id) => sandboxCredential(id, `e2e ${id}`, users.get(id)!)));
+	for (const id of ids)
+		users.set(id, await stack.sandbox.control.newUser(`e2e-${id.toLowerCase()}`));
+	await stack.host.importCredentials(
+		ids.map((id) => sandboxCredential(id, `e2e ${id}`, users.get(id)!)),
+	);
 	return users;
 }
 
 /** Presents a refresh token to the API's refresh endpoint (spec operation 1); returns the HTTP status. */
-export async function presentRefreshToken(user: SandboxUser, refreshToken: string): Promise<number> {
-	const report = roots({ url: user.base_url, tenancyId: encodeURIComponent(user.tenancy_id) }).report;
+export async function presentRefreshToken(
+	user: SandboxUser,
+	refreshToken: string,
+): Promise<number> {
+	const report = roots({
+		url: user.base_url,
+		tenancyId: encodeURIComponent(user.tenancy_id),
+	}).report;
 	const url = `${report}/apikeys?username=${encodeURIComponent(user.username)}`;
-	const response = await fetch(url, { headers: { authorization: `Bearer ${refreshToken}`, 'user-agent': 'lp-e2e-check', accept: 'application/json' } });
+	const response = await fetch(url, {
+		headers: {
+			authorization: `Bearer ${refreshToken}`,
+			'user-agent': 'lp-e2e-check',
+			accept: 'application/json',
+		},
+	});
 	await response.text();
 	return response.status;
 }
@@ -143,29 +185,52 @@ export function webhookStart(path: string): NodeSpec {
 
 /** Workflow ids imported/activated by a test file, for a tidy list in failures. */
 export function executionsSummary(executions: ExecutionSummary[]): string {
-	return executions.map((e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`).join('\n');
+	return executions
+		.map(
+			(e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`,
+		)
+		.join('\n');
 }
 
 export interface DemoData {
 	tenancy_id: string;
 	users: Array<{ id: number; username: string; suspended: boolean; deleted: boolean }>;
-	content: Array<{ id: number; fullname: string; contenttype: string; deleted: boolean; activities: number[]; sessions: number[] }>;
+	content: Array<{
+		id: number;
+		fullname: string;
+		contenttype: string;
+		deleted: boolean;
+		activities: number[];
+		sessions: number[];
+	}>;
 }
 
 /** The sandbox's demo learners and content (`GET /__sandbox/demo`). */
-export async function demoData(stack: Stack): Promise<DemoData & { activeLearners: DemoData['users'] }> {
+export async function demoData(
+	stack: Stack,
+): Promise<DemoData & { activeLearners: DemoData['users'] }> {
 	const demo = await stack.sandbox!.control.call<DemoData>('GET', '/demo');
 	return { ...demo, activeLearners: demo.users.filter((u) => !u.suspended && !u.deleted) };
 }
 
 /** A workflow from nodes and edges `[from, to]` (fan-out allowed). */
-export function graphWorkflow(id: string, name: string, specs: NodeSpec[], edges: Array<[string, string]>): WorkflowJson {
+export function graphWorkflow(
+	id: string,
+	name: string,
+	specs: NodeSpec[],
+	edges: Array<[string, string]>,
+): WorkflowJson {
 	const base = linearWorkflow(id, name, specs);
-	const connections: Record<string, { main: Array<Array<{ node: string; type: string; index: number }>> }> = {};
+	const connections: Record<
+		string,
+		{ main: Array<Array<{ node: string; type: string; index: number }>> }
+	> = {};
 	for (const [from, to] of edges) {
 		connections[from] ??= { main: [[]] };
 		connections[from].main[0].push({ node: to, type: 'main', index: 0 });
 	}
-	base.nodes.forEach((node, index) => (node.position = [(index % 4) * 240, Math.floor(index / 4) * 160]));
+	base.nodes.forEach(
+		(node, index) => (node.position = [(index % 4) * 240, Math.floor(index / 4) * 160]),
+	);
 	return { ...base, connections };
 }

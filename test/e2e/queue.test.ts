@@ -32,10 +32,17 @@ import { landed, linearWorkflow, sleep, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
 
-const describeIf = landed().sandbox && landed().credential && landed().action && landed().trigger && landed().poll ? describe : describe.skip;
+const describeIf =
+	landed().sandbox && landed().credential && landed().action && landed().trigger && landed().poll
+		? describe
+		: describe.skip;
 
 function summary(executions: ExecutionSummary[]): string {
-	return executions.map((e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`).join('\n');
+	return executions
+		.map(
+			(e) => `${e.id}:${e.mode}:${e.status}${executionError(e) ? ` (${executionError(e)})` : ''}`,
+		)
+		.join('\n');
 }
 
 describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
@@ -65,7 +72,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	const generate = async (count: number): Promise<number[]> => {
 		const ids: number[] = [];
 		for (let i = 0; i < count; i++) {
-			const simulated = (await control().simulateCompletion({})) as { completion: { completionid: number } };
+			const simulated = (await control().simulateCompletion({})) as {
+				completion: { completionid: number };
+			};
 			ids.push(simulated.completion.completionid);
 		}
 		return ids;
@@ -91,12 +100,21 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	}
 
 	const waitFinished = (workflowId: string, count: number, timeoutMs: number) =>
-		stack.client.waitForExecutions(workflowId, count, timeoutMs, { includeData: false, intervalMs: 1000 });
+		stack.client.waitForExecutions(workflowId, count, timeoutMs, {
+			includeData: false,
+			intervalMs: 1000,
+		});
 
 	beforeAll(async () => {
-		stack = await startQueueStack({ name: 'e2e-queue', sandbox: true, workers: 2, concurrency: 10 });
+		stack = await startQueueStack({
+			name: 'e2e-queue',
+			sandbox: true,
+			workers: 2,
+			concurrency: 10,
+		});
 		// One sandbox API user per credential: each has its own tokens, rate-limit bucket and subscriptions.
-		for (const id of [rotCred, deadCred, bulkCred, hookCred, pollCred]) users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
+		for (const id of [rotCred, deadCred, bulkCred, hookCred, pollCred])
+			users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
 		const credentials = [...users].map(([id, user]) => sandboxCredential(id, `queue ${id}`, user));
 		await stack.host.importCredentials(credentials);
 		deadCredentialData = credentials.find((c) => c.id === deadCred)!.data;
@@ -113,31 +131,62 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		await stack.host.importWorkflows([
 			linearWorkflow(rotWorkflow, 'queue: rotation (webhook-started)', [
 				hook(rotPath, 'lastNode'),
-				{ name: 'Events', type: TYPES.action, credentialId: rotCred, parameters: { resource: 'webhook', operation: 'getEvents' } },
+				{
+					name: 'Events',
+					type: TYPES.action,
+					credentialId: rotCred,
+					parameters: { resource: 'webhook', operation: 'getEvents' },
+				},
 			]),
 			linearWorkflow(deadWorkflow, 'queue: dead refresh token (webhook-started)', [
 				hook(deadPath, 'lastNode'),
-				{ name: 'Events', type: TYPES.action, credentialId: deadCred, parameters: { resource: 'webhook', operation: 'getEvents' } },
+				{
+					name: 'Events',
+					type: TYPES.action,
+					credentialId: deadCred,
+					parameters: { resource: 'webhook', operation: 'getEvents' },
+				},
 			]),
 			linearWorkflow(bulkWorkflow, 'queue: bulk bookmarks', [
 				hook(bulkPath, 'onReceived'),
-				{ name: 'Learners', type: 'n8n-nodes-base.splitOut', parameters: { fieldToSplitOut: 'body.learners', options: {} } },
+				{
+					name: 'Learners',
+					type: 'n8n-nodes-base.splitOut',
+					parameters: { fieldToSplitOut: 'body.learners', options: {} },
+				},
 				{
 					name: 'Bookmark',
 					type: TYPES.action,
 					credentialId: bulkCred,
-					parameters: { resource: 'bookmark', operation: 'create', username: '={{ $json.username }}', contentId: '102', contentType: 'course' },
+					parameters: {
+						resource: 'bookmark',
+						operation: 'create',
+						username: '={{ $json.username }}',
+						contentId: '102',
+						contentType: 'course',
+					},
 				},
 			]),
 			linearWorkflow(hookWorkflow, 'queue: webhook trigger', [
-				{ name: 'Completion', type: TYPES.trigger, credentialId: hookCred, webhookId: randomUUID(), parameters: { event: 'Events\\Courses\\Completion_created' } },
+				{
+					name: 'Completion',
+					type: TYPES.trigger,
+					credentialId: hookCred,
+					webhookId: randomUUID(),
+					parameters: { event: 'Events\\Courses\\Completion_created' },
+				},
 			]),
 			linearWorkflow(pollWorkflow, 'queue: polling trigger', [
 				{
 					name: 'Feed',
 					type: TYPES.poll,
 					credentialId: pollCred,
-					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, startFrom: 'now', filters: {}, options: {} },
+					parameters: {
+						pollTimes: { item: [{ mode: 'everyMinute' }] },
+						startFrom: 'now',
+						filters: {},
+						options: {},
+					},
 				},
 			]),
 		]);
@@ -159,7 +208,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		} finally {
 			await cleanupAll();
 			log(`e2e-queue: measured ${JSON.stringify(report, null, 1)}`);
-			log(`e2e-queue: total ${((Date.now() - suiteStart) / 1000).toFixed(0)} s; step timings\n${timingReport()}`);
+			log(
+				`e2e-queue: total ${((Date.now() - suiteStart) / 1000).toFixed(0)} s; step timings\n${timingReport()}`,
+			);
 		}
 	}, 180_000);
 
@@ -167,7 +218,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		expect(await stack.client.nodeTypeNames()).toContain(TYPES.action);
 		// Workers share the main's N8N_USER_FOLDER (.n8n/nodes); none reported an unknown node type.
 		for (const worker of stack.workers) {
-			expect(worker.logLines(/Unrecognized node type|Unknown node type|could not be loaded/i)).toEqual([]);
+			expect(
+				worker.logLines(/Unrecognized node type|Unknown node type|could not be loaded/i),
+			).toEqual([]);
 			expect(worker.logLines(/n8n worker is now ready/).length).toBeGreaterThan(0);
 		}
 	});
@@ -175,7 +228,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	test('webhook trigger: deliveries are accepted by the main process and run on the workers', async () => {
 		const user = users.get(hookCred)!;
 		await stack.client.activate(hookWorkflow);
-		const subscriptions = (await control().subscriptions(user.username)).filter((s) => !s.deleted_at);
+		const subscriptions = (await control().subscriptions(user.username)).filter(
+			(s) => !s.deleted_at,
+		);
 		expect(subscriptions).toHaveLength(1);
 		expect(subscriptions[0].url.startsWith(stack.webhookBaseUrl)).toBe(true);
 
@@ -183,19 +238,27 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const executions = await waitFinished(hookWorkflow, 3, 120_000);
 		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
 		expect(executions).toHaveLength(3);
-		const deliveries = (await control().deliveries(user.username)).filter((d) => d.subscription_id === subscriptions[0].id);
+		const deliveries = (await control().deliveries(user.username)).filter(
+			(d) => d.subscription_id === subscriptions[0].id,
+		);
 		expect(deliveries.map((d) => d.status_code)).toEqual([200, 200, 200]);
 
 		const byWorker = executionsByWorker(stack.workers);
-		const ranOn = executions.map((e) => [...byWorker].find(([, ids]) => ids.has(String(e.id)))?.[0] ?? 'main?');
+		const ranOn = executions.map(
+			(e) => [...byWorker].find(([, ids]) => ids.has(String(e.id)))?.[0] ?? 'main?',
+		);
 		expect(ranOn).not.toContain('main?');
 		expect(stack.main.logLines(/Worker started execution/)).toEqual([]);
 		const withData = await stack.client.getExecution(String(executions[0].id));
-		expect(nodeOutput(withData, 'Completion')[0]).toMatchObject({ event: 'Events\\Courses\\Completion_created' });
+		expect(nodeOutput(withData, 'Completion')[0]).toMatchObject({
+			event: 'Events\\Courses\\Completion_created',
+		});
 		report.webhookTrigger = { deliveries: deliveries.length, executions: executions.length, ranOn };
 
 		await stack.client.deactivate(hookWorkflow);
-		expect((await control().subscriptions(user.username)).filter((s) => !s.deleted_at)).toHaveLength(0);
+		expect(
+			(await control().subscriptions(user.username)).filter((s) => !s.deleted_at),
+		).toHaveLength(0);
 	});
 
 	/** Every UPDATE of n8n's credentials table waits 2.5 s: what a loaded machine or a remote database does. */
@@ -211,7 +274,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			return await body();
 		} finally {
 			await control().call('DELETE', '/faults');
-			await stack.postgres.sql('DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;');
+			await stack.postgres.sql(
+				'DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;',
+			);
 		}
 	}
 
@@ -238,7 +303,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				const fresh = all.filter((e) => !seen.has(String(e.id)));
 				const failed = fresh.filter((e) => e.status !== 'success');
 				const byWorker = executionsByWorker(stack.workers);
-				const spread = [...byWorker].map(([name, ids]) => [name, fresh.filter((e) => ids.has(String(e.id))).length] as const);
+				const spread = [...byWorker].map(
+					([name, ids]) => [name, fresh.filter((e) => ids.has(String(e.id))).length] as const,
+				);
 				const entry = {
 					run,
 					ms,
@@ -250,10 +317,16 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				runs.push(entry);
 				log(`queue rotation (slow store) run ${run}: ${JSON.stringify(entry)}`);
 				if (failed.length) {
-					const detailed = await Promise.all(failed.map((e) => stack.client.getExecution(String(e.id))));
-					throw new Error(`run ${run}: ${failed.length} of 40 executions failed\n${summary(detailed)}`);
+					const detailed = await Promise.all(
+						failed.map((e) => stack.client.getExecution(String(e.id))),
+					);
+					throw new Error(
+						`run ${run}: ${failed.length} of 40 executions failed\n${summary(detailed)}`,
+					);
 				}
-				expect(answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.slice(0, 200)}`)).toEqual([]);
+				expect(
+					answers.filter((a) => a.status !== 200).map((a) => `${a.status} ${a.body.slice(0, 200)}`),
+				).toEqual([]);
 				expect(fresh).toHaveLength(40);
 				expect(spread.every(([, n]) => n > 0)).toBe(true);
 				expect(spread.reduce((sum, [, n]) => sum + n, 0)).toBe(40);
@@ -265,7 +338,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				const check = await callRotationHook();
 				expect(check.status).toBe(200);
 				expect((await control().auth(user.username)).exchanges).toBe(after.exchanges);
-				seen = new Set((await waitFinished(rotWorkflow, seen.size + 41, 120_000)).map((e) => String(e.id)));
+				seen = new Set(
+					(await waitFinished(rotWorkflow, seen.size + 41, 120_000)).map((e) => String(e.id)),
+				);
 			}
 		});
 		// What n8n stored is the pair the sandbox considers live.
@@ -281,18 +356,24 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const user = users.get(deadCred)!;
 		const before = await control().auth(user.username);
 		const started = Date.now();
-		const answers = await slowCredentialStore(async () => await Promise.all(Array.from({ length: 40 }, () => callRotationHook(deadPath))));
+		const answers = await slowCredentialStore(
+			async () => await Promise.all(Array.from({ length: 40 }, () => callRotationHook(deadPath))),
+		);
 		const ms = Date.now() - started;
 		expect(answers.map((a) => a.status).filter((status) => status === 200)).toEqual([]);
 
-		const executions = await stack.client.waitForExecutions(deadWorkflow, 40, 300_000, { intervalMs: 1000 });
+		const executions = await stack.client.waitForExecutions(deadWorkflow, 40, 300_000, {
+			intervalMs: 1000,
+		});
 		expect(executions).toHaveLength(40);
 		const expected = `The refresh token for API user '${user.username}' on tenancy '${user.tenancy_id}' was rejected by the learning platform (401). Paste a new refresh token in the credential.`;
 		const messages = executions.map((e) => executionError(e) ?? `status ${e.status}`);
 		expect(messages.filter((m) => !m.includes(expected))).toEqual([]);
 		expect(executions.map((e) => e.status).filter((status) => status !== 'error')).toEqual([]);
 		// Each execution's own run time stays within the bound (plus API latency and n8n's overhead).
-		const durations = executions.map((e) => Date.parse(e.stoppedAt ?? '') - Date.parse(e.startedAt));
+		const durations = executions.map(
+			(e) => Date.parse(e.stoppedAt ?? '') - Date.parse(e.startedAt),
+		);
 		const slowest = Math.max(...durations);
 		expect(slowest).toBeLessThanOrEqual(REFUSAL_SETTLE_MS + scaled(15_000));
 		// ...and the first ones did wait for the store to move on before giving up.
@@ -302,18 +383,30 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const after = await control().auth(user.username);
 		expect(after.exchanges).toBe(before.exchanges);
 		expect(after.failed_exchanges - before.failed_exchanges).toBeGreaterThanOrEqual(1);
-		expect(after.failed_exchanges - before.failed_exchanges).toBeLessThanOrEqual(stack.workers.length);
+		expect(after.failed_exchanges - before.failed_exchanges).toBeLessThanOrEqual(
+			stack.workers.length,
+		);
 		// What n8n stores is exactly what was imported.
 		const stored = await stack.host.storedCredential(deadCred);
 		expect(stored).toMatchObject({ refreshToken: deadCredentialData.refreshToken, apiKey: '' });
-		report.deadToken = { executions: executions.length, ms, slowestMs: slowest, fastestMs: Math.min(...durations), refusedExchanges: after.failed_exchanges - before.failed_exchanges };
+		report.deadToken = {
+			executions: executions.length,
+			ms,
+			slowestMs: slowest,
+			fastestMs: Math.min(...durations),
+			refusedExchanges: after.failed_exchanges - before.failed_exchanges,
+		};
 		log(`queue dead token: ${JSON.stringify(report.deadToken)}`);
 	});
 
 	test('rate limit across workers: 2 executions x 60 bookmarks at 60 requests/minute, no failed item', async () => {
 		await control().config({ rateLimitPerMinute: 60 });
-		const demo = await control().call<{ users: Array<{ username: string; suspended: boolean; deleted: boolean }> }>('GET', '/demo');
-		const learners = demo.users.filter((u) => !u.suspended && !u.deleted).map((u) => ({ username: u.username }));
+		const demo = await control().call<{
+			users: Array<{ username: string; suspended: boolean; deleted: boolean }>;
+		}>('GET', '/demo');
+		const learners = demo.users
+			.filter((u) => !u.suspended && !u.deleted)
+			.map((u) => ({ username: u.username }));
 		expect(learners.length).toBeGreaterThanOrEqual(120);
 		const statsBefore = await control().stats<{ rate_limited: number; requests: number }>();
 		const t0 = Date.now();
@@ -329,8 +422,13 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const executions = await waitFinished(bulkWorkflow, 2, 400_000);
 		const ms = Date.now() - t0;
 		const statsAfter = await control().stats<{ rate_limited: number; requests: number }>();
-		const detailed = await Promise.all(executions.map((e) => stack.client.getExecution(String(e.id))));
-		const failedItems = detailed.reduce((sum, e) => sum + (e.status === 'success' ? 0 : 60 - nodeOutput(e, 'Bookmark').length), 0);
+		const detailed = await Promise.all(
+			executions.map((e) => stack.client.getExecution(String(e.id))),
+		);
+		const failedItems = detailed.reduce(
+			(sum, e) => sum + (e.status === 'success' ? 0 : 60 - nodeOutput(e, 'Bookmark').length),
+			0,
+		);
 		const bookmarked = detailed.reduce((sum, e) => sum + nodeOutput(e, 'Bookmark').length, 0);
 		const byWorker = executionsByWorker(stack.workers);
 		const ranOn = detailed.map((e) => [...byWorker].find(([, ids]) => ids.has(String(e.id)))?.[0]);
@@ -358,13 +456,25 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	test('polling trigger: one cursor in the main process, records created between polls arrive exactly once', async () => {
 		const user = users.get(pollCred)!;
 		const feedPolls = async () =>
-			(await control().call<Array<{ path: string; status: number }>>('GET', `/requests?username=${encodeURIComponent(user.username)}&path=completions`)).length;
+			(
+				await control().call<Array<{ path: string; status: number }>>(
+					'GET',
+					`/requests?username=${encodeURIComponent(user.username)}&path=completions`,
+				)
+			).length;
 		const emitted = async () => {
 			const executions = await executionsOf(pollWorkflow);
-			const detailed = await Promise.all(executions.map((e) => stack.client.getExecution(String(e.id))));
-			return detailed.map((e) => ({ id: String(e.id), status: e.status, records: nodeOutput(e, 'Feed') }));
+			const detailed = await Promise.all(
+				executions.map((e) => stack.client.getExecution(String(e.id))),
+			);
+			return detailed.map((e) => ({
+				id: String(e.id),
+				status: e.status,
+				records: nodeOutput(e, 'Feed'),
+			}));
 		};
-		const emittedIds = (runs: Array<{ records: Array<Record<string, unknown>> }>) => new Set(runs.flatMap((r) => r.records.map((rec) => Number(rec.completionid))));
+		const emittedIds = (runs: Array<{ records: Array<Record<string, unknown>> }>) =>
+			new Set(runs.flatMap((r) => r.records.map((rec) => Number(rec.completionid))));
 		/** Polls n8n's executions until every id in `ids` has been emitted by some execution. */
 		const waitAllEmitted = async (ids: number[], timeoutMs: number) => {
 			const deadline = Date.now() + timeoutMs;
@@ -372,7 +482,10 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				const runs = await emitted();
 				const seen = emittedIds(runs);
 				if (ids.every((id) => seen.has(id))) return runs;
-				if (Date.now() > deadline) throw new Error(`polling workflow: ${ids.filter((id) => !seen.has(id)).join(',')} not emitted after ${timeoutMs} ms (${runs.length} executions)`);
+				if (Date.now() > deadline)
+					throw new Error(
+						`polling workflow: ${ids.filter((id) => !seen.has(id)).join(',')} not emitted after ${timeoutMs} ms (${runs.length} executions)`,
+					);
 				await sleep(2000);
 			}
 		};
@@ -380,7 +493,10 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		// n8n's "every minute" poll may fall anywhere relative to the batches (even in the middle
 		// of batch A, whose records share one second), so the test does not count polls per batch:
 		// it waits for each batch to be emitted in full and then checks exactly-once over them all.
-		const afterA = await waitAllEmitted(generated.a, Math.max(10_000, pollActivatedAt + 130_000 - Date.now()));
+		const afterA = await waitAllEmitted(
+			generated.a,
+			Math.max(10_000, pollActivatedAt + 130_000 - Date.now()),
+		);
 		generated.b = await generate(batchB);
 		const afterB = await waitAllEmitted([...generated.a, ...generated.b], 130_000);
 		// One more poll once everything is emitted: nothing new, so no execution.
@@ -396,7 +512,9 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		expect(final.length).toBeGreaterThan(afterA.length);
 		expect(final.map((r) => r.status).filter((status) => status !== 'success')).toEqual([]);
 		// No record version emitted twice, and every generated record exactly once.
-		const versions = final.flatMap((r) => r.records.map((rec) => `${String(rec.completionid)}@${String(rec.lastupdated)}`));
+		const versions = final.flatMap((r) =>
+			r.records.map((rec) => `${String(rec.completionid)}@${String(rec.lastupdated)}`),
+		);
 		expect(versions.length - new Set(versions).size).toBe(0);
 		const ids = final.flatMap((r) => r.records.map((rec) => Number(rec.completionid)));
 		const count = (id: number) => ids.filter((x) => x === id).length;
@@ -406,7 +524,15 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const byWorker = executionsByWorker(stack.workers);
 		const ranOn = final.map((r) => [...byWorker].find(([, set]) => set.has(r.id))?.[0]);
 		expect(ranOn).not.toContain(undefined);
-		report.polling = { executions: final.length, recordsPerExecution: sizes, generated, missing, distinctVersions: new Set(versions).size, ranOn, feedRequests: await feedPolls() };
+		report.polling = {
+			executions: final.length,
+			recordsPerExecution: sizes,
+			generated,
+			missing,
+			distinctVersions: new Set(versions).size,
+			ranOn,
+			feedRequests: await feedPolls(),
+		};
 		await stack.client.deactivate(pollWorkflow);
 	});
 });

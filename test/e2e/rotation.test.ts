@@ -14,7 +14,8 @@ import {
 	webhookStart,
 } from './helpers';
 
-const describeIf = landed().sandbox && landed().credential && landed().action ? describe : describe.skip;
+const describeIf =
+	landed().sandbox && landed().credential && landed().action ? describe : describe.skip;
 
 describeIf('credential rotation in real n8n', () => {
 	// PostgreSQL: three `n8n execute` processes and the main process write the database at once (a
@@ -26,7 +27,12 @@ describeIf('credential rotation in real n8n', () => {
 	const hookPath = `rotation-${hookWorkflowId.toLowerCase()}`;
 	let user: SandboxUser;
 
-	const eventsNode = { name: 'Events', type: TYPES.action, credentialId: credId, parameters: { resource: 'webhook', operation: 'getEvents' } };
+	const eventsNode = {
+		name: 'Events',
+		type: TYPES.action,
+		credentialId: credId,
+		parameters: { resource: 'webhook', operation: 'getEvents' },
+	};
 
 	async function callHook(): Promise<{ status: number; body: string }> {
 		const response = await fetch(`${ctx.stack.main.url}/webhook/${hookPath}`, {
@@ -47,12 +53,23 @@ describeIf('credential rotation in real n8n', () => {
 
 	/** Sets the instant at which the `n8n execute` runs leave their Wait node (public API update). */
 	async function setMeetingTime(at: Date): Promise<void> {
-		const workflow = await ctx.client.api<{ name: string; nodes: Array<Record<string, unknown>>; connections: unknown; settings: unknown }>(
-			'GET',
-			`/workflows/${cliWorkflowId}`,
+		const workflow = await ctx.client.api<{
+			name: string;
+			nodes: Array<Record<string, unknown>>;
+			connections: unknown;
+			settings: unknown;
+		}>('GET', `/workflows/${cliWorkflowId}`);
+		const nodes = workflow.nodes.map((n) =>
+			n.name === 'Together'
+				? { ...n, parameters: { resume: 'specificTime', dateTime: at.toISOString() } }
+				: n,
 		);
-		const nodes = workflow.nodes.map((n) => (n.name === 'Together' ? { ...n, parameters: { resume: 'specificTime', dateTime: at.toISOString() } } : n));
-		await ctx.client.api('PUT', `/workflows/${cliWorkflowId}`, { name: workflow.name, nodes, connections: workflow.connections, settings: { executionOrder: 'v1' } });
+		await ctx.client.api('PUT', `/workflows/${cliWorkflowId}`, {
+			name: workflow.name,
+			nodes,
+			connections: workflow.connections,
+			settings: { executionOrder: 'v1' },
+		});
 	}
 
 	beforeAll(async () => {
@@ -60,10 +77,18 @@ describeIf('credential rotation in real n8n', () => {
 		// The rate limit is not under test here (the bench and the queue suite measure it).
 		await ctx.stack.sandbox!.control.config({ rateLimitPerMinute: 10_000 });
 		await ctx.stack.host.importWorkflows([
-			linearWorkflow(hookWorkflowId, 'e2e rotation: webhook-started', [webhookStart(hookPath), eventsNode]),
+			linearWorkflow(hookWorkflowId, 'e2e rotation: webhook-started', [
+				webhookStart(hookPath),
+				eventsNode,
+			]),
 			linearWorkflow(cliWorkflowId, 'e2e rotation: n8n execute', [
 				{ name: 'Start', type: 'n8n-nodes-base.manualTrigger' },
-				{ name: 'Together', type: 'n8n-nodes-base.wait', typeVersion: 1.1, parameters: { resume: 'specificTime', dateTime: new Date().toISOString() } },
+				{
+					name: 'Together',
+					type: 'n8n-nodes-base.wait',
+					typeVersion: 1.1,
+					parameters: { resume: 'specificTime', dateTime: new Date().toISOString() },
+				},
 				eventsNode,
 			]),
 		]);
@@ -74,7 +99,10 @@ describeIf('credential rotation in real n8n', () => {
 		const first = await callHook(); // empty API key: the first use exchanges
 		expect(first.status).toBe(200);
 		// The Webhook node answers with the first item of the last node: the first event name.
-		expect(JSON.parse(first.body)).toMatchObject({ event: expect.stringMatching(/^Events\\/), wildcard: false });
+		expect(JSON.parse(first.body)).toMatchObject({
+			event: expect.stringMatching(/^Events\\/),
+			wildcard: false,
+		});
 
 		await ctx.stack.sandbox!.control.expireApiKey(user.username);
 		const second = await callHook(); // 401 -> preAuthentication -> retry
@@ -92,7 +120,10 @@ describeIf('credential rotation in real n8n', () => {
 		expect(third.status).toBe(200);
 		expect((await ctx.stack.sandbox!.control.auth(user.username)).exchanges).toBe(2);
 
-		const executions = await ctx.client.listExecutions({ workflowId: hookWorkflowId, includeData: true });
+		const executions = await ctx.client.listExecutions({
+			workflowId: hookWorkflowId,
+			includeData: true,
+		});
 		expect(executions.filter((e) => e.status === 'success')).toHaveLength(3);
 	});
 
@@ -108,7 +139,11 @@ describeIf('credential rotation in real n8n', () => {
 		const inProcessMs = Date.now() - t0;
 		expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
 		const afterInProcess = await control.auth(user.username);
-		const hookExecutions = await ctx.client.waitForExecutions(hookWorkflowId, hookBefore + 20, 120_000);
+		const hookExecutions = await ctx.client.waitForExecutions(
+			hookWorkflowId,
+			hookBefore + 20,
+			120_000,
+		);
 		const failedHook = hookExecutions.filter((e) => e.status !== 'success');
 		expect(executionsSummary(failedHook)).toBe('');
 		expect(hookExecutions).toHaveLength(hookBefore + 20);
@@ -123,14 +158,28 @@ describeIf('credential rotation in real n8n', () => {
 		const crossProcessMs = Date.now() - t1;
 		const afterCli = await control.auth(user.username);
 		if (process.env.LP_E2E_DEBUG) {
-			const requests = await control.call<Array<Record<string, unknown>>>('GET', `/requests?username=${encodeURIComponent(user.username)}`);
-			log(JSON.stringify(requests.slice(-12).map((r) => [r.at, r.path, r.authorization_kind, r.status])));
+			const requests = await control.call<Array<Record<string, unknown>>>(
+				'GET',
+				`/requests?username=${encodeURIComponent(user.username)}`,
+			);
+			log(
+				JSON.stringify(
+					requests.slice(-12).map((r) => [r.at, r.path, r.authorization_kind, r.status]),
+				),
+			);
 		}
 		// Judged by what n8n stored: `n8n execute` 2.40.7 can crash on exit after storing its run.
-		const cliExecutions = await ctx.client.waitForExecutions(cliWorkflowId, 3, 60_000).catch((error: Error) => {
-			const output = runs.map((run) => `code ${run.code}, signal ${run.signal}:\n${(run.stdout + run.stderr).slice(-1500)}`).join('\n---\n');
-			throw new Error(`${error.message}\nn8n execute output:\n${output}`);
-		});
+		const cliExecutions = await ctx.client
+			.waitForExecutions(cliWorkflowId, 3, 60_000)
+			.catch((error: Error) => {
+				const output = runs
+					.map(
+						(run) =>
+							`code ${run.code}, signal ${run.signal}:\n${(run.stdout + run.stderr).slice(-1500)}`,
+					)
+					.join('\n---\n');
+				throw new Error(`${error.message}\nn8n execute output:\n${output}`);
+			});
 		expect(executionsSummary(cliExecutions.filter((e) => e.status !== 'success'))).toBe('');
 		expect(cliExecutions).toHaveLength(3);
 

@@ -2,7 +2,13 @@
 // credential imported through the CLI is stored encrypted and exported decrypted unchanged, a
 // workflow runs from the CLI, and the TLS front serves n8n over https with the test CA.
 import * as https from 'node:https';
-import { declaredTypes, executionError, installDemo, nodeOutput, type ExecutionSummary } from '../../scripts/n8n';
+import {
+	declaredTypes,
+	executionError,
+	installDemo,
+	nodeOutput,
+	type ExecutionSummary,
+} from '../../scripts/n8n';
 import { landed, linearWorkflow, PACKAGE_NAME, TYPES, uniqueId, useStack } from './helpers';
 
 describe('harness smoke: the packed package in real n8n', () => {
@@ -34,7 +40,9 @@ describe('harness smoke: the packed package in real n8n', () => {
 			apiKey: '',
 			apiKeyExpiresAt: '',
 		};
-		await ctx.stack.host.importCredentials([{ id, name: 'Smoke credential', type: TYPES.credential, data }]);
+		await ctx.stack.host.importCredentials([
+			{ id, name: 'Smoke credential', type: TYPES.credential, data },
+		]);
 		const exported = await ctx.stack.host.exportCredentials();
 		const found = exported.find((c) => c.id === id);
 		expect(found?.type).toBe(TYPES.credential);
@@ -75,7 +83,9 @@ describe('harness smoke: the packed package in real n8n', () => {
 		});
 		expect(body.status).toBe(200);
 		expect(JSON.parse(body.text)).toEqual({ status: 'ok' });
-		expect(ctx.stack.front.requests.some((r) => r.url === '/healthz' && r.status === 200)).toBe(true);
+		expect(ctx.stack.front.requests.some((r) => r.url === '/healthz' && r.status === 200)).toBe(
+			true,
+		);
 	});
 
 	const demoTest = landed().sandbox && landed().trigger && landed().poll ? test : test.skip;
@@ -86,42 +96,58 @@ describe('harness smoke: the packed package in real n8n', () => {
 	 */
 	async function executedAndStored(workflowId: string): Promise<ExecutionSummary> {
 		const cli = await ctx.stack.host.executeCli(workflowId);
-		const explain = () => `n8n execute (code ${cli.code}, signal ${cli.signal}):\n${(cli.stdout + cli.stderr).slice(-3000)}`;
-		const [stored] = await ctx.client.waitForExecutions(workflowId, 1, 60_000).catch((error: Error) => {
-			throw new Error(`${error.message}\n${explain()}`);
-		});
+		const explain = () =>
+			`n8n execute (code ${cli.code}, signal ${cli.signal}):\n${(cli.stdout + cli.stderr).slice(-3000)}`;
+		const [stored] = await ctx.client
+			.waitForExecutions(workflowId, 1, 60_000)
+			.catch((error: Error) => {
+				throw new Error(`${error.message}\n${explain()}`);
+			});
 		const error = executionError(stored);
 		if (error) throw new Error(`${workflowId} failed: ${error}\n${explain()}`);
 		return stored;
 	}
 
-	demoTest("the demo of `npm run sandbox` works: triggers activate, a completion fires, the manual demos run", async () => {
-		const control = ctx.stack.sandbox!.control;
-		await control.config({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
-		const installed = await installDemo(ctx.stack, { apiStateExisted: false });
-		expect(installed.imported.sort()).toEqual(['LpDemoAttendance', 'LpDemoBookmarks0', 'LpDemoCompletion', 'LpDemoFeedSync00']);
+	demoTest(
+		'the demo of `npm run sandbox` works: triggers activate, a completion fires, the manual demos run',
+		async () => {
+			const control = ctx.stack.sandbox!.control;
+			await control.config({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
+			const installed = await installDemo(ctx.stack, { apiStateExisted: false });
+			expect(installed.imported.sort()).toEqual([
+				'LpDemoAttendance',
+				'LpDemoBookmarks0',
+				'LpDemoCompletion',
+				'LpDemoFeedSync00',
+			]);
 
-		const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter((s) => !s.deleted_at);
-		expect(live.map((s) => s.url)).toEqual([`${ctx.stack.webhookBaseUrl}webhook/7d2b9a4e-3c1f-4e8a-b6d5-0a1b2c3d4e01/webhook`]);
+			const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(
+				(s) => !s.deleted_at,
+			);
+			expect(live.map((s) => s.url)).toEqual([
+				`${ctx.stack.webhookBaseUrl}webhook/7d2b9a4e-3c1f-4e8a-b6d5-0a1b2c3d4e01/webhook`,
+			]);
 
-		await control.simulateCompletion({});
-		const [hr] = await ctx.client.waitForExecutions('LpDemoCompletion', 1, 60_000);
-		expect(executionError(hr)).toBeUndefined();
-		const [record] = nodeOutput(hr, 'HR record');
-		for (const key of ['employee', 'email', 'course', 'completedAt']) expect(record[key]).toEqual(expect.stringMatching(/\S/));
+			await control.simulateCompletion({});
+			const [hr] = await ctx.client.waitForExecutions('LpDemoCompletion', 1, 60_000);
+			expect(executionError(hr)).toBeUndefined();
+			const [record] = nodeOutput(hr, 'HR record');
+			for (const key of ['employee', 'email', 'course', 'completedAt'])
+				expect(record[key]).toEqual(expect.stringMatching(/\S/));
 
-		const attendanceRun = await executedAndStored('LpDemoAttendance');
-		const rows = nodeOutput(attendanceRun, 'Attendance row');
-		expect(rows.length).toBeGreaterThan(0);
-		expect(['Attended', 'Did Not Attend']).toContain(rows[0].status);
+			const attendanceRun = await executedAndStored('LpDemoAttendance');
+			const rows = nodeOutput(attendanceRun, 'Attendance row');
+			expect(rows.length).toBeGreaterThan(0);
+			expect(['Attended', 'Did Not Attend']).toContain(rows[0].status);
 
-		const bulkRun = await executedAndStored('LpDemoBookmarks0');
-		const learners = nodeOutput(bulkRun, 'Learners of course 101');
-		expect(learners.length).toBeGreaterThan(0);
-		expect(nodeOutput(bulkRun, 'Bookmark course 102')).toHaveLength(learners.length);
+			const bulkRun = await executedAndStored('LpDemoBookmarks0');
+			const learners = nodeOutput(bulkRun, 'Learners of course 101');
+			expect(learners.length).toBeGreaterThan(0);
+			expect(nodeOutput(bulkRun, 'Bookmark course 102')).toHaveLength(learners.length);
 
-		// A restart of `npm run sandbox` with its state: nothing is imported again.
-		const again = await installDemo(ctx.stack, { apiStateExisted: true });
-		expect(again).toEqual({ reactivated: false, imported: [] });
-	});
+			// A restart of `npm run sandbox` with its state: nothing is imported again.
+			const again = await installDemo(ctx.stack, { apiStateExisted: true });
+			expect(again).toEqual({ reactivated: false, imported: [] });
+		},
+	);
 });

@@ -6,21 +6,47 @@
 // polls arrive exactly once, across a restart of n8n too.
 import { createHmac } from 'node:crypto';
 import * as https from 'node:https';
-import { log, nodeOutput, type ExecutionSummary, type SandboxDelivery, type SandboxUser } from '../../scripts/n8n';
+import {
+	log,
+	nodeOutput,
+	type ExecutionSummary,
+	type SandboxDelivery,
+	type SandboxUser,
+} from '../../scripts/n8n';
 import { waitFor } from '../sandbox/helpers';
-import { demoData, executionsSummary, importFreshCredentials, landed, linearWorkflow, sleep, TYPES, uniqueId, useStack } from './helpers';
+import {
+	demoData,
+	executionsSummary,
+	importFreshCredentials,
+	landed,
+	linearWorkflow,
+	sleep,
+	TYPES,
+	uniqueId,
+	useStack,
+} from './helpers';
 
 const parts = landed();
-const describeIf = parts.sandbox && parts.credential && (parts.trigger || parts.poll) ? describe : describe.skip;
+const describeIf =
+	parts.sandbox && parts.credential && (parts.trigger || parts.poll) ? describe : describe.skip;
 
 /** POSTs bytes to the TLS front (verifying it with the test CA), as a delivery would arrive. */
-function postThroughFront(url: string, ca: string, body: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+function postThroughFront(
+	url: string,
+	ca: string,
+	body: string,
+	headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
 	return new Promise((resolve, reject) => {
-		const request = https.request(url, { method: 'POST', ca, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
-			let text = '';
-			res.on('data', (chunk) => (text += chunk));
-			res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-		});
+		const request = https.request(
+			url,
+			{ method: 'POST', ca, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+			(res) => {
+				let text = '';
+				res.on('data', (chunk) => (text += chunk));
+				res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+			},
+		);
 		request.on('error', reject);
 		request.end(body);
 	});
@@ -37,7 +63,8 @@ describeIf('triggers in real n8n', () => {
 	/** Ids of active (not suspended) demo learners: suspended ones are not in the feed. */
 	let learner: number[];
 
-	const live = async (username: string) => (await ctx.stack.sandbox!.control.subscriptions(username)).filter((s) => !s.deleted_at);
+	const live = async (username: string) =>
+		(await ctx.stack.sandbox!.control.subscriptions(username)).filter((s) => !s.deleted_at);
 
 	beforeAll(async () => {
 		users = await importFreshCredentials(ctx.stack, [hookCred, pollCred]);
@@ -59,7 +86,12 @@ describeIf('triggers in real n8n', () => {
 					name: 'Feed',
 					type: TYPES.poll,
 					credentialId: pollCred,
-					parameters: { pollTimes: { item: [{ mode: 'everyMinute' }] }, startFrom: 'now', filters: {}, options: {} },
+					parameters: {
+						pollTimes: { item: [{ mode: 'everyMinute' }] },
+						startFrom: 'now',
+						filters: {},
+						options: {},
+					},
 				},
 				{ name: 'Done', type: 'n8n-nodes-base.noOp' },
 			]),
@@ -80,7 +112,11 @@ describeIf('triggers in real n8n', () => {
 			await ctx.client.activate(hookWorkflowId);
 			const subscriptions = await live(hookUser().username);
 			expect(subscriptions).toHaveLength(1);
-			expect(subscriptions[0]).toMatchObject({ event: 'Events\\Courses\\Completion_created', url: expectedUrl(), is_enabled: true });
+			expect(subscriptions[0]).toMatchObject({
+				event: 'Events\\Courses\\Completion_created',
+				url: expectedUrl(),
+				is_enabled: true,
+			});
 			expect(subscriptions[0].signing_key).toBeTruthy();
 		});
 
@@ -88,9 +124,11 @@ describeIf('triggers in real n8n', () => {
 			if (!parts.trigger) return;
 			const control = ctx.stack.sandbox!.control;
 			const simulated = await control.simulateCompletion({ userId: learner[0], contentId: 104 });
-			const completion = (simulated as { completion: { completionid: number; username: string } }).completion;
+			const completion = (simulated as { completion: { completionid: number; username: string } })
+				.completion;
 			const delivery = await waitFor(
-				async () => (await control.deliveries(hookUser().username)).find((d) => d.status_code === 200),
+				async () =>
+					(await control.deliveries(hookUser().username)).find((d) => d.status_code === 200),
 				30_000,
 				'the delivery',
 				500,
@@ -98,13 +136,25 @@ describeIf('triggers in real n8n', () => {
 			firstDelivery = delivery;
 			expect(delivery.url).toBe(expectedUrl());
 			expect(delivery.headers?.['x-signature']).toMatch(/^[0-9a-f]{64}$/);
-			expect(ctx.stack.front.requests.some((r) => r.method === 'POST' && r.url === `/webhook/${webhookId}/webhook` && r.status === 200)).toBe(true);
+			expect(
+				ctx.stack.front.requests.some(
+					(r) =>
+						r.method === 'POST' && r.url === `/webhook/${webhookId}/webhook` && r.status === 200,
+				),
+			).toBe(true);
 
 			const [execution] = await ctx.client.waitForExecutions(hookWorkflowId, 1, 30_000);
 			expect(execution.status).toBe('success');
 			const [item] = nodeOutput(execution, 'Completion created');
-			expect(item).toMatchObject({ event: 'Events\\Courses\\Completion_created', api_version: '2.0' });
-			const payload = (item.payload as { completion: { id: number; user: { username: string }; content_id: number } }).completion;
+			expect(item).toMatchObject({
+				event: 'Events\\Courses\\Completion_created',
+				api_version: '2.0',
+			});
+			const payload = (
+				item.payload as {
+					completion: { id: number; user: { username: string }; content_id: number };
+				}
+			).completion;
 			expect(payload.id).toBe(completion.completionid);
 			expect(payload.user.username).toBe(completion.username);
 			expect(payload.content_id).toBe(104);
@@ -120,13 +170,24 @@ describeIf('triggers in real n8n', () => {
 			delete headers['content-length'];
 			const body = String(firstDelivery.body);
 			const ca = ctx.stack.certificates.caCertPem;
-			const tampered = body.replace(/"content_id":(\d+)/, (_m, id) => `"content_id":${Number(id) + 1}`);
+			const tampered = body.replace(
+				/"content_id":(\d+)/,
+				(_m, id) => `"content_id":${Number(id) + 1}`,
+			);
 			expect(tampered).not.toBe(body);
 
 			const attempts = {
 				tamperedBody: await postThroughFront(expectedUrl(), ca, tampered, headers),
-				wrongToken: await postThroughFront(expectedUrl(), ca, body, { ...headers, authorization: 'Bearer not-the-token' }),
-				noSignature: await postThroughFront(expectedUrl(), ca, body, Object.fromEntries(Object.entries(headers).filter(([k]) => k !== 'x-signature'))),
+				wrongToken: await postThroughFront(expectedUrl(), ca, body, {
+					...headers,
+					authorization: 'Bearer not-the-token',
+				}),
+				noSignature: await postThroughFront(
+					expectedUrl(),
+					ca,
+					body,
+					Object.fromEntries(Object.entries(headers).filter(([k]) => k !== 'x-signature')),
+				),
 			};
 			for (const [name, answer] of Object.entries(attempts)) {
 				expect({ name, status: answer.status }).toEqual({ name, status: 401 });
@@ -138,9 +199,15 @@ describeIf('triggers in real n8n', () => {
 			expect(JSON.parse(genuine.body)).toEqual({ received: true, passedOn: false, repeated: true });
 
 			// A new event with a valid signature still starts an execution.
-			const fresh = JSON.stringify({ ...(JSON.parse(body) as Record<string, unknown>), delivery_id: 'e2e-fresh' });
+			const fresh = JSON.stringify({
+				...(JSON.parse(body) as Record<string, unknown>),
+				delivery_id: 'e2e-fresh',
+			});
 			const signingKey = (await live(hookUser().username))[0].signing_key as string;
-			const freshHeaders = { ...headers, 'x-signature': createHmac('sha256', signingKey).update(fresh).digest('hex') };
+			const freshHeaders = {
+				...headers,
+				'x-signature': createHmac('sha256', signingKey).update(fresh).digest('hex'),
+			};
 			expect((await postThroughFront(expectedUrl(), ca, fresh, freshHeaders)).status).toBe(200);
 
 			const after = await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
@@ -155,14 +222,22 @@ describeIf('triggers in real n8n', () => {
 			const before = (await hookExecutions()).length;
 			// The front holds n8n's answer back past the platform's time-out, so the sandbox retries
 			// the same bytes while the first attempt is still being answered.
-			const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } = (await control.config({})) as Record<string, number>;
-			await control.config({ deliveryTimeoutMs: 1000, deliveryMaxAttempts: 3, deliveryBackoffMs: 100 });
+			const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } = (await control.config(
+				{},
+			)) as Record<string, number>;
+			await control.config({
+				deliveryTimeoutMs: 1000,
+				deliveryMaxAttempts: 3,
+				deliveryBackoffMs: 100,
+			});
 			ctx.stack.front.delayResponses(2500);
 			try {
 				await control.simulateCompletion({ userId: learner[1], contentId: 104 });
 				const attempts = await waitFor(
 					async () => {
-						const mine = (await control.deliveries(hookUser().username)).filter((d) => d.event === 'Events\\Courses\\Completion_created');
+						const mine = (await control.deliveries(hookUser().username)).filter(
+							(d) => d.event === 'Events\\Courses\\Completion_created',
+						);
 						const last = mine[mine.length - 1];
 						const sameEvent = mine.filter((d) => d.body === last?.body);
 						return sameEvent.length >= 2 ? sameEvent : undefined;
@@ -214,8 +289,12 @@ describeIf('triggers in real n8n', () => {
 
 	describe('polling trigger', () => {
 		async function emitted(): Promise<{ executions: ExecutionSummary[]; ids: number[] }> {
-			const executions = (await ctx.client.listExecutions({ workflowId: pollWorkflowId, includeData: true })).reverse();
-			const ids = executions.flatMap((e) => nodeOutput(e, 'Feed').map((item) => Number(item.completionid)));
+			const executions = (
+				await ctx.client.listExecutions({ workflowId: pollWorkflowId, includeData: true })
+			).reverse();
+			const ids = executions.flatMap((e) =>
+				nodeOutput(e, 'Feed').map((item) => Number(item.completionid)),
+			);
 			return { executions, ids };
 		}
 
@@ -226,18 +305,38 @@ describeIf('triggers in real n8n', () => {
 			expect((await emitted()).executions).toHaveLength(0);
 
 			const simulate = async (userId: number, contentId: number) =>
-				((await control.simulateCompletion({ userId, contentId })) as { completion: { completionid: number } }).completion.completionid;
+				(
+					(await control.simulateCompletion({ userId, contentId })) as {
+						completion: { completionid: number };
+					}
+				).completion.completionid;
 
-			const firstBatch = [await simulate(learner[10], 107), await simulate(learner[11], 107), await simulate(learner[12], 108)];
+			const firstBatch = [
+				await simulate(learner[10], 107),
+				await simulate(learner[11], 107),
+				await simulate(learner[12], 108),
+			];
 			const t0 = Date.now();
-			await waitFor(async () => ((await emitted()).ids.length >= 3 ? true : undefined), 90_000, 'the first batch', 2000);
-			log(`polling trigger: first batch emitted ${((Date.now() - t0) / 1000).toFixed(1)} s after the changes`);
+			await waitFor(
+				async () => ((await emitted()).ids.length >= 3 ? true : undefined),
+				90_000,
+				'the first batch',
+				2000,
+			);
+			log(
+				`polling trigger: first batch emitted ${((Date.now() - t0) / 1000).toFixed(1)} s after the changes`,
+			);
 
 			const secondBatch = [await simulate(learner[13], 109), await simulate(learner[14], 109)];
 			// A restart between polls: the cursor is in the workflow's static data, in the database.
 			await ctx.stack.main.restart();
 			await ctx.client.waitForPublication(pollWorkflowId, 'published');
-			await waitFor(async () => ((await emitted()).ids.length >= 5 ? true : undefined), 90_000, 'the second batch', 2000);
+			await waitFor(
+				async () => ((await emitted()).ids.length >= 5 ? true : undefined),
+				90_000,
+				'the second batch',
+				2000,
+			);
 
 			// One more scheduled poll with nothing new must emit nothing.
 			await sleep(65_000);

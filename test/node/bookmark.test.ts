@@ -23,7 +23,9 @@ const bookmark = (extra: Record<string, unknown> = {}) => ({
 
 describe('bookmark: create', () => {
 	test('one bookmark per input item, each paired to its item', async () => {
-		const items = [0, 1, 2].map((i) => ({ json: { username: learners[i], contentId: courseIds[i] } }));
+		const items = [0, 1, 2].map((i) => ({
+			json: { username: learners[i], contentId: courseIds[i] },
+		}));
 		const result = await t.run(bookmark(), { items });
 		expect(result.error).toBeUndefined();
 		const bookmarks = json(result);
@@ -47,7 +49,7 @@ describe('bookmark: create', () => {
 		expect(posts.every((r) => r.status === 200)).toBe(true);
 	});
 
-	test('an unknown user is the server\'s 404, with the item index; continueOnFail keeps going', async () => {
+	test("an unknown user is the server's 404, with the item index; continueOnFail keeps going", async () => {
 		const items = [
 			{ json: { username: 'no-such-learner', contentId: courseIds[0] } },
 			{ json: { username: learners[3], contentId: courseIds[1] } },
@@ -72,16 +74,24 @@ describe('bookmark: create', () => {
 
 	test('a missing username or a non-numeric content ID fails before any request', async () => {
 		const before = (await t.requests('/bookmarks/')).length;
-		const noUser = await t.run(bookmark(), { items: [{ json: { username: ' ', contentId: courseIds[0] } }] });
+		const noUser = await t.run(bookmark(), {
+			items: [{ json: { username: ' ', contentId: courseIds[0] } }],
+		});
 		expect(noUser.error?.message).toBe('"Username" is required');
-		const nullUser = await t.run(bookmark(), { items: [{ json: { username: null, contentId: courseIds[0] } }] });
+		const nullUser = await t.run(bookmark(), {
+			items: [{ json: { username: null, contentId: courseIds[0] } }],
+		});
 		expect(nullUser.error?.message).toBe('"Username" is required');
-		const badId = await t.run(bookmark(), { items: [{ json: { username: learners[0], contentId: 'course-7' } }] });
-		expect(badId.error?.message).toBe('"Content ID" must be a positive whole number, got "course-7"');
+		const badId = await t.run(bookmark(), {
+			items: [{ json: { username: learners[0], contentId: 'course-7' } }],
+		});
+		expect(badId.error?.message).toBe(
+			'"Content ID" must be a positive whole number, got "course-7"',
+		);
 		expect((await t.requests('/bookmarks/')).length).toBe(before);
 	});
 
-	test('a content type that does not match the content is the server\'s 404', async () => {
+	test("a content type that does not match the content is the server's 404", async () => {
 		const result = await t.run(bookmark({ contentType: 'video' }), {
 			items: [{ json: { username: learners[0], contentId: courseIds[0] } }],
 		});

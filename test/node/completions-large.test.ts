@@ -14,7 +14,12 @@ beforeAll(async () => {
 afterAll(async () => await t.close());
 
 test('Return All outputs all 150,000 records of the feed, each once', async () => {
-	const result = await t.run({ resource: 'completion', operation: 'getMany', returnAll: true, options: { showSuspended: true } });
+	const result = await t.run({
+		resource: 'completion',
+		operation: 'getMany',
+		returnAll: true,
+		options: { showSuspended: true },
+	});
 	expect(result.error).toBeUndefined();
 	const records = json(result);
 	expect(records).toHaveLength(TOTAL);

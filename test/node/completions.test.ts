@@ -15,8 +15,14 @@ afterAll(async () => await t.close());
 afterEach(async () => await t.sandbox.control.clearFaults());
 
 // Full records (Simplify off): these tests check the feed's fields; Simplify has test/node/simplify.test.ts.
-const feed = (extra: Record<string, unknown> = {}) => ({ resource: 'completion', operation: 'getMany', simple: false, ...extra });
-const ids = (records: Array<Record<string, unknown>>) => records.map((r) => r.completionid as number);
+const feed = (extra: Record<string, unknown> = {}) => ({
+	resource: 'completion',
+	operation: 'getMany',
+	simple: false,
+	...extra,
+});
+const ids = (records: Array<Record<string, unknown>>) =>
+	records.map((r) => r.completionid as number);
 
 describe('completion: getMany', () => {
 	test('Return All reads 2,100 records in pages of 500, following next_cursor until null', async () => {
@@ -33,9 +39,13 @@ describe('completion: getMany', () => {
 		}
 		const requests = (await t.requests('/completions')).slice(before);
 		expect(requests).toHaveLength(5); // 500 + 500 + 500 + 500 + 100
-		expect(requests.every((r) => r.query.limit === '500' && r.query.showSuspended === 'true')).toBe(true);
+		expect(requests.every((r) => r.query.limit === '500' && r.query.showSuspended === 'true')).toBe(
+			true,
+		);
 		expect(requests[0].query.cursor).toBeUndefined();
-		expect(requests.slice(1).every((r) => typeof r.query.cursor === 'string' && r.query.cursor !== '')).toBe(true);
+		expect(
+			requests.slice(1).every((r) => typeof r.query.cursor === 'string' && r.query.cursor !== ''),
+		).toBe(true);
 	});
 
 	test('the same filters go out on every page (the cursor does not keep them)', async () => {
@@ -44,13 +54,21 @@ describe('completion: getMany', () => {
 			feed({
 				returnAll: true,
 				filters: { contentType: 'course' },
-				options: { showSuspended: true, userFields: true, includeEnrolments: true, showNotCompleted: true, contentFields: true },
+				options: {
+					showSuspended: true,
+					userFields: true,
+					includeEnrolments: true,
+					showNotCompleted: true,
+					contentFields: true,
+				},
 			}),
 		);
 		expect(result.error).toBeUndefined();
 		const records = json(result);
 		expect(records.length).toBeGreaterThan(500);
-		expect(records.every((r) => r.contenttype === 'Course' && typeof r.userdata === 'object')).toBe(true);
+		expect(records.every((r) => r.contenttype === 'Course' && typeof r.userdata === 'object')).toBe(
+			true,
+		);
 		const requests = (await t.requests('/completions')).slice(before);
 		expect(requests.length).toBeGreaterThan(1);
 		for (const request of requests) {
@@ -67,16 +85,23 @@ describe('completion: getMany', () => {
 	});
 
 	test('Limit stops at that many records; the sync state item lets the next run continue exactly there', async () => {
-		const first = await t.run(feed({ limit: 120, options: { showSuspended: true, outputSyncState: true } }));
+		const first = await t.run(
+			feed({ limit: 120, options: { showSuspended: true, outputSyncState: true } }),
+		);
 		expect(first.error).toBeUndefined();
 		const firstItems = json(first);
 		expect(firstItems).toHaveLength(121);
-		expect(first.hints.map((h) => h.message)).toEqual([expect.stringContaining('Stopped at the limit of 120 records; the feed has more')]);
+		expect(first.hints.map((h) => h.message)).toEqual([
+			expect.stringContaining('Stopped at the limit of 120 records; the feed has more'),
+		]);
 		const state = firstItems[120].syncState as Record<string, unknown>;
 		const firstRecords = firstItems.slice(0, 120);
 		expect(state).toEqual({
 			next_cursor: expect.any(String),
-			newest_lastupdated: firstRecords.map((r) => r.lastupdated as string).sort().at(-1),
+			newest_lastupdated: firstRecords
+				.map((r) => r.lastupdated as string)
+				.sort()
+				.at(-1),
 			reached_end: false,
 			records: 120,
 			requests: 1,
@@ -101,7 +126,12 @@ describe('completion: getMany', () => {
 		const changedId = firstRecord.completionid as number;
 
 		// hold every page request for 1.5 s so the change lands between page 1 and page 2
-		await t.sandbox.control.setFaults({ kind: 'delay', delayMs: 1500, pathPattern: '/completions$', count: 2 });
+		await t.sandbox.control.setFaults({
+			kind: 'delay',
+			delayMs: 1500,
+			pathPattern: '/completions$',
+			count: 2,
+		});
 		const before = (await t.requests('/completions')).length;
 		const running = t.run(feed({ returnAll: true, options: { showSuspended: true } }));
 		let changed: Record<string, unknown> | undefined;
@@ -109,7 +139,8 @@ describe('completion: getMany', () => {
 		while (!changed && Date.now() < deadline) {
 			const served = (await t.requests('/completions')).slice(before);
 			// status is set when page 1 has been answered (the entry is logged on arrival)
-			if (served.length >= 1 && served[0].status !== null) changed = (await t.sandbox.control.simulateRecordChange(changedId)).completion;
+			if (served.length >= 1 && served[0].status !== null)
+				changed = (await t.sandbox.control.simulateRecordChange(changedId)).completion;
 			else await new Promise((resolve) => setTimeout(resolve, 20));
 		}
 		const result = await running;
@@ -126,7 +157,10 @@ describe('completion: getMany', () => {
 
 	test('a rejected cursor restarts from "Updated Since" and says so in a hint and the sync state', async () => {
 		const all = json(await t.run(feed({ returnAll: true, options: { showSuspended: true } })));
-		const since = all.map((r) => r.lastupdated as string).sort().at(-1)!;
+		const since = all
+			.map((r) => r.lastupdated as string)
+			.sort()
+			.at(-1)!;
 		const expected = all.filter((r) => (r.lastupdated as string) >= since);
 
 		const before = (await t.requests('/completions')).length;
@@ -145,7 +179,9 @@ describe('completion: getMany', () => {
 		expect(state.restarted_from).toBe(since);
 		expect(ids(items.slice(0, -1))).toEqual(ids(expected));
 		expect(result.hints.map((h) => h.message)).toEqual([
-			expect.stringContaining(`rejected the cursor from "Start From Cursor", so the feed was read again from ${since}`),
+			expect.stringContaining(
+				`rejected the cursor from "Start From Cursor", so the feed was read again from ${since}`,
+			),
 		]);
 
 		const requests = (await t.requests('/completions')).slice(before);
@@ -157,12 +193,14 @@ describe('completion: getMany', () => {
 	test('a rejected cursor without "Updated Since" fails instead of re-reading from the beginning', async () => {
 		const before = (await t.requests('/completions')).length;
 		const result = await t.run(feed({ returnAll: true, cursor: 'not-a-cursor' }));
-		expect(result.error?.message).toBe('The feed rejected the cursor: cursor: The cursor is invalid. Restart from updatedSince.');
+		expect(result.error?.message).toBe(
+			'The feed rejected the cursor: cursor: The cursor is invalid. Restart from updatedSince.',
+		);
 		expect(result.error?.description).toContain('"Updated Since"');
 		expect((await t.requests('/completions')).slice(before)).toHaveLength(1);
 	});
 
-	test('other Failed answers become errors with the server\'s messages', async () => {
+	test("other Failed answers become errors with the server's messages", async () => {
 		const result = await t.run(feed({ filters: { contentType: 'podcast' } }));
 		expect(result.error?.message).toBe(
 			'The completions feed refused the request: contentType: The selected contentType is invalid. Allowed values: course, live learning, resource, video.',
@@ -201,17 +239,37 @@ describe('completion: getMany "Updated Since" conversion', () => {
 	test.each([
 		['strict Z form unchanged', '2024-05-01T09:00:00Z', '2024-05-01T09:00:00Z'],
 		['offset form converted to UTC', '2024-05-01T11:00:00+02:00', '2024-05-01T09:00:00Z'],
-		['+00:00 form (rejected by the API) rewritten', '2024-05-01T09:00:00+00:00', '2024-05-01T09:00:00Z'],
+		[
+			'+00:00 form (rejected by the API) rewritten',
+			'2024-05-01T09:00:00+00:00',
+			'2024-05-01T09:00:00Z',
+		],
 		['milliseconds cut, never rounded up', '2024-05-01T09:00:00.999Z', '2024-05-01T09:00:00Z'],
 		['negative offset without colon', '2024-05-01T04:30:00-0430', '2024-05-01T09:00:00Z'],
 		// the date picker gives wall-clock time; n8n's default workflow zone is America/New_York
-		['date picker value in the workflow zone (summer)', '2024-05-01T09:00:00', '2024-05-01T13:00:00Z'],
-		['date picker value in the workflow zone (winter)', '2024-01-15T09:00:00', '2024-01-15T14:00:00Z'],
+		[
+			'date picker value in the workflow zone (summer)',
+			'2024-05-01T09:00:00',
+			'2024-05-01T13:00:00Z',
+		],
+		[
+			'date picker value in the workflow zone (winter)',
+			'2024-01-15T09:00:00',
+			'2024-01-15T14:00:00Z',
+		],
 		['date only = midnight in the workflow zone', '2024-05-01', '2024-05-01T04:00:00Z'],
 		['epoch milliseconds', '={{ 1714554000000 }}', '2024-05-01T09:00:00Z'],
 		['epoch seconds', '={{ 1714554000 }}', '2024-05-01T09:00:00Z'],
-		['Luxon DateTime from an expression', "={{ DateTime.fromISO('2024-05-01T11:00:00', { zone: 'Europe/Berlin' }) }}", '2024-05-01T09:00:00Z'],
-		['JS Date from an expression', "={{ new Date('2024-05-01T09:00:00.500Z') }}", '2024-05-01T09:00:00Z'],
+		[
+			'Luxon DateTime from an expression',
+			"={{ DateTime.fromISO('2024-05-01T11:00:00', { zone: 'Europe/Berlin' }) }}",
+			'2024-05-01T09:00:00Z',
+		],
+		[
+			'JS Date from an expression',
+			"={{ new Date('2024-05-01T09:00:00.500Z') }}",
+			'2024-05-01T09:00:00Z',
+		],
 	])('%s', async (_name, value, expected) => {
 		expect(await sentUpdatedSince(value)).toEqual({ sent: expected, error: undefined });
 	});

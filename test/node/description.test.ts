@@ -3,6 +3,8 @@ import * as path from 'node:path';
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
+import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import * as events from '../../nodes/LearningPlatform/helpers/events';
 
 /** The node's public interface: resource/operation values are what saved workflows depend on. */
 const node = new LearningPlatform();
@@ -13,7 +15,17 @@ const PUBLIC_INTERFACE: Record<string, string[]> = {
 	report: ['getActivityCompletions', 'getAttendance', 'getContent', 'getResult'],
 	bookmark: ['create'],
 	completion: ['getMany'],
-	webhook: ['getEvents', 'getMany', 'get', 'create', 'update', 'delete', 'getLogs', 'redispatch', 'sendSample'],
+	webhook: [
+		'getEvents',
+		'getMany',
+		'get',
+		'create',
+		'update',
+		'delete',
+		'getLogs',
+		'redispatch',
+		'sendSample',
+	],
 };
 
 function operationsOf(resource: string): INodePropertyOptions[] {
@@ -25,9 +37,15 @@ function operationsOf(resource: string): INodePropertyOptions[] {
 
 test('resources and operations are exactly the public interface of issue 4', () => {
 	const resource = description.properties.find((p) => p.name === 'resource')!;
-	expect((resource.options as INodePropertyOptions[]).map((o) => o.value).sort()).toEqual(Object.keys(PUBLIC_INTERFACE).sort());
+	expect((resource.options as INodePropertyOptions[]).map((o) => o.value).sort()).toEqual(
+		Object.keys(PUBLIC_INTERFACE).sort(),
+	);
 	for (const [name, operations] of Object.entries(PUBLIC_INTERFACE)) {
-		expect(operationsOf(name).map((o) => o.value).sort()).toEqual([...operations].sort());
+		expect(
+			operationsOf(name)
+				.map((o) => o.value)
+				.sort(),
+		).toEqual([...operations].sort());
 	}
 });
 
@@ -41,14 +59,25 @@ test('every operation has an action and a description a model can read', () => {
 });
 
 test('every field belongs to exactly one resource/operation and says what it is', () => {
-	const fields = description.properties.filter((p) => p.name !== 'resource' && p.name !== 'operation');
+	const fields = description.properties.filter(
+		(p) => p.name !== 'resource' && p.name !== 'operation',
+	);
 	for (const field of fields) {
 		const show = field.displayOptions?.show;
 		expect(show?.resource).toHaveLength(1);
 		expect(show?.operation).toHaveLength(1);
 		// collections are labelled by their entries, each of which needs a description
-		const described = field.type === 'collection' ? ((field.options ?? []) as INodeProperties[]) : field.type === 'notice' ? [] : [field];
-		for (const entry of described) expect({ name: entry.name, described: (entry.description ?? '').length > 10 }).toEqual({ name: entry.name, described: true });
+		const described =
+			field.type === 'collection'
+				? ((field.options ?? []) as INodeProperties[])
+				: field.type === 'notice'
+					? []
+					: [field];
+		for (const entry of described)
+			expect({ name: entry.name, described: (entry.description ?? '').length > 10 }).toEqual({
+				name: entry.name,
+				described: true,
+			});
 	}
 });
 
@@ -63,16 +92,25 @@ test('secrets are password fields; the node is usable as a tool and documented',
 	expect(secrets.every((secret) => secret.typeOptions?.password === true)).toBe(true);
 	expect(description.usableAsTool).toBe(true);
 	expect(description.documentationUrl).toMatch(/^https:\/\//);
-	expect(description.credentials).toEqual([{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' }]);
+	expect(description.credentials).toEqual([
+		{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
+	]);
 	expect(typeof node.methods.credentialTest.learningPlatformApiTest).toBe('function');
 });
 
 test('icons and codex file exist and match the node', () => {
-	expect(description.icon).toEqual({ light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' });
+	expect(description.icon).toEqual({
+		light: 'file:learningPlatform.svg',
+		dark: 'file:learningPlatform.dark.svg',
+	});
 	for (const icon of ['learningPlatform.svg', 'learningPlatform.dark.svg']) {
-		expect(fs.readFileSync(path.join(nodeDir, icon), 'utf8')).toMatch(/^<svg [^>]*viewBox="0 0 64 64"/);
+		expect(fs.readFileSync(path.join(nodeDir, icon), 'utf8')).toMatch(
+			/^<svg [^>]*viewBox="0 0 64 64"/,
+		);
 	}
-	const codex = JSON.parse(fs.readFileSync(path.join(nodeDir, 'LearningPlatform.node.json'), 'utf8'));
+	const codex = JSON.parse(
+		fs.readFileSync(path.join(nodeDir, 'LearningPlatform.node.json'), 'utf8'),
+	);
 	expect(codex.node).toBe(`n8n-nodes-learning-platform.${description.name}`);
 	expect(codex.resources.primaryDocumentation[0].url).toBe(description.documentationUrl);
 });
@@ -90,36 +128,51 @@ test('node code uses no timers, console or process (n8n community-node rules)', 
 	expect(files.length).toBeGreaterThan(20);
 	for (const file of files) {
 		const code = fs.readFileSync(file, 'utf8');
-		expect({ file, match: code.match(/\b(setTimeout|setInterval|console\.|process\.)/)?.[0] }).toEqual({ file, match: undefined });
+		expect({
+			file,
+			match: code.match(/\b(setTimeout|setInterval|console\.|process\.)/)?.[0],
+		}).toEqual({ file, match: undefined });
 	}
 });
 
-describe('issue 14: the editor as a no-code user meets it', () => {
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const { LearningPlatformTrigger } = require('../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node');
-	// eslint-disable-next-line @typescript-eslint/no-require-imports
-	const events = require('../../nodes/LearningPlatform/helpers/events');
+describe('the editor as a no-code user meets it', () => {
 	const trigger = new LearningPlatformTrigger().description;
 
-	test("the display-only labels keep their names (stored workflows), say so, and sit in the collections", () => {
-		for (const [operation, collection] of [['create', 'additionalFields'], ['update', 'updateFields']]) {
-			const field = description.properties.find((p) => p.name === collection && p.displayOptions?.show?.operation?.includes(operation))!;
+	test('the display-only labels keep their names (stored workflows), say so, and sit in the collections', () => {
+		for (const [operation, collection] of [
+			['create', 'additionalFields'],
+			['update', 'updateFields'],
+		]) {
+			const field = description.properties.find(
+				(p) => p.name === collection && p.displayOptions?.show?.operation?.includes(operation),
+			)!;
 			const options = field.options as INodeProperties[];
-			const labels = options.filter((o) => o.name === 'auth_type' || o.name === 'content_type_header');
-			expect(labels.map((o) => o.displayName).sort()).toEqual(['Auth Type Label (Display Only)', 'Content Type Label (Display Only)']);
+			const labels = options.filter(
+				(o) => o.name === 'auth_type' || o.name === 'content_type_header',
+			);
+			expect(labels.map((o) => o.displayName).sort()).toEqual([
+				'Auth Type Label (Display Only)',
+				'Content Type Label (Display Only)',
+			]);
 			for (const label of labels) expect(label.description).toMatch(/changes nothing/);
 		}
 		// nothing at the top level of the operation that could send a default
-		expect(description.properties.filter((p) => p.name === 'auth_type' || p.name === 'content_type_header')).toEqual([]);
+		expect(
+			description.properties.filter(
+				(p) => p.name === 'auth_type' || p.name === 'content_type_header',
+			),
+		).toEqual([]);
 	});
 
 	test("the trigger's Event is a fixed list named 'Event' with one picker entry per event", () => {
-		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event');
+		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event')!;
 		// n8n's node creator lists a trigger's actions from a property displayed as "Event"
 		expect(event.displayName).toBe('Event');
 		expect(event.typeOptions?.loadOptionsMethod).toBeUndefined();
 		const options = event.options as INodePropertyOptions[];
-		expect(options.map((o) => o.value)).toEqual(events.ALL_EVENTS.map((e: { name: string }) => e.name));
+		expect(options.map((o) => o.value)).toEqual(
+			events.ALL_EVENTS.map((e: { name: string }) => e.name),
+		);
 		expect(options.find((o) => o.value === 'Events\\Courses\\Completion_created')).toMatchObject({
 			name: 'Course: Completion Created',
 			action: 'On course completion created',
@@ -129,22 +182,33 @@ describe('issue 14: the editor as a no-code user meets it', () => {
 	});
 
 	test('the canvas subtitle names the event for people', () => {
-		expect(events.friendlyEventName('Events\\Courses\\Completion_created')).toBe('Course completion created');
-		expect(events.friendlyEventName('Events\\Notifications\\Duedate')).toBe('Due date notification');
+		expect(events.friendlyEventName('Events\\Courses\\Completion_created')).toBe(
+			'Course completion created',
+		);
+		expect(events.friendlyEventName('Events\\Notifications\\Duedate')).toBe(
+			'Due date notification',
+		);
 		expect(events.friendlyEventName('Events\\Users\\*')).toBe('Any user event');
-		expect(events.friendlyEventName('Events\\Quiz\\Attempt_completed')).toBe('Quiz attempt completed');
+		expect(events.friendlyEventName('Events\\Quiz\\Attempt_completed')).toBe(
+			'Quiz attempt completed',
+		);
 		// the subtitle is an n8n expression over a literal map: evaluate it as n8n would
 		const subtitle = String(trigger.subtitle);
 		expect(subtitle.startsWith('={{') && subtitle.endsWith('}}')).toBe(true);
 		const body = subtitle.slice(3, -2);
-		const evaluate = (value: string) => new Function('$parameter', `return ${body}`)({ event: value });
+		const evaluate = (value: string) =>
+			new Function('$parameter', `return ${body}`)({ event: value });
 		expect(evaluate('Events\\Courses\\Completion_created')).toBe('Course completion created');
 		expect(evaluate('Events\\New\\Thing')).toBe('Events\\New\\Thing');
 	});
 
 	test('the HTTPS advice is a quiet hint on the Event field, not a permanent warning notice', () => {
-		expect(trigger.properties.filter((p: INodeProperties) => p.type === 'notice' || p.type === 'callout')).toEqual([]);
-		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event');
+		expect(
+			trigger.properties.filter(
+				(p: INodeProperties) => p.type === 'notice' || p.type === 'callout',
+			),
+		).toEqual([]);
+		const event = trigger.properties.find((p: INodeProperties) => p.name === 'event')!;
 		expect(event.hint).toMatch(/Webhook URLs above start with https/);
 	});
 });

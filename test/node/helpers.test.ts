@@ -1,14 +1,20 @@
 import { NodeOperationError } from 'n8n-workflow';
 
 import { toFeedTimestamp } from '../../nodes/LearningPlatform/helpers/feed';
-import { ALL_EVENTS, CONCRETE_EVENTS, WILDCARD_EVENTS, eventMatches, staticEventOptions } from '../../nodes/LearningPlatform/helpers/events';
+import {
+	ALL_EVENTS,
+	CONCRETE_EVENTS,
+	WILDCARD_EVENTS,
+	eventMatches,
+	staticEventOptions,
+} from '../../nodes/LearningPlatform/helpers/events';
 import { maskSecret, maskSubscription } from '../../nodes/LearningPlatform/helpers/webhooks';
 import { ALL_EVENTS as SANDBOX_EVENTS } from '../../sandbox';
 
 /** The pure helpers shared with the trigger nodes; the operations using them are tested through n8n. */
 
 describe('events', () => {
-	test('the static list is the spec\'s: 24 events and 5 wildcards, as on the wire', () => {
+	test("the static list is the spec's: 24 events and 5 wildcards, as on the wire", () => {
 		expect(CONCRETE_EVENTS).toHaveLength(24);
 		expect(WILDCARD_EVENTS.map((e) => e.name)).toEqual([
 			'*',
@@ -19,7 +25,11 @@ describe('events', () => {
 		]);
 		expect(ALL_EVENTS.map((e) => e.name).sort()).toEqual([...SANDBOX_EVENTS].sort());
 		expect(CONCRETE_EVENTS.map((e) => e.name)).toContain('Events\\Notifications\\Account_Merge');
-		expect(staticEventOptions()[0]).toEqual({ name: 'All Events (*)', value: '*', description: '*' });
+		expect(staticEventOptions()[0]).toEqual({
+			name: 'All Events (*)',
+			value: '*',
+			description: '*',
+		});
 	});
 
 	test.each([
@@ -52,11 +62,19 @@ describe('toFeedTimestamp', () => {
 	});
 
 	test('wall-clock values follow the given zone, across daylight saving', () => {
-		expect(toFeedTimestamp('2024-03-31T01:30:00', 'Since', { timezone: 'Europe/London' })).toBe('2024-03-31T01:30:00Z');
-		expect(toFeedTimestamp('2024-03-31T03:30:00', 'Since', { timezone: 'Europe/London' })).toBe('2024-03-31T02:30:00Z');
-		expect(toFeedTimestamp('2024-07-01T00:00:00', 'Since', { timezone: 'Asia/Kolkata' })).toBe('2024-06-30T18:30:00Z');
+		expect(toFeedTimestamp('2024-03-31T01:30:00', 'Since', { timezone: 'Europe/London' })).toBe(
+			'2024-03-31T01:30:00Z',
+		);
+		expect(toFeedTimestamp('2024-03-31T03:30:00', 'Since', { timezone: 'Europe/London' })).toBe(
+			'2024-03-31T02:30:00Z',
+		);
+		expect(toFeedTimestamp('2024-07-01T00:00:00', 'Since', { timezone: 'Asia/Kolkata' })).toBe(
+			'2024-06-30T18:30:00Z',
+		);
 		// an explicit offset wins over the zone
-		expect(toFeedTimestamp('2024-07-01T00:00:00Z', 'Since', { timezone: 'Asia/Kolkata' })).toBe('2024-07-01T00:00:00Z');
+		expect(toFeedTimestamp('2024-07-01T00:00:00Z', 'Since', { timezone: 'Asia/Kolkata' })).toBe(
+			'2024-07-01T00:00:00Z',
+		);
 	});
 
 	test.each([
@@ -77,7 +95,9 @@ describe('toFeedTimestamp', () => {
 			thrown = error;
 		}
 		expect(thrown).toBeInstanceOf(NodeOperationError);
-		expect((thrown as NodeOperationError).message).toMatch(/^The value of "Updated Since" is not a date/);
+		expect((thrown as NodeOperationError).message).toMatch(
+			/^The value of "Updated Since" is not a date/,
+		);
 		expect((thrown as NodeOperationError).description).toContain('ISO 8601');
 		expect((thrown as NodeOperationError).context.itemIndex).toBe(3);
 	});
@@ -87,7 +107,14 @@ describe('secret masking of read outputs', () => {
 	test('masks like the API; leaves masked values, null and other fields alone', () => {
 		expect(maskSecret('abcdefgh1234')).toBe('\u2022'.repeat(8) + '1234');
 		expect(maskSecret('\u2022'.repeat(8) + '1234')).toBe('\u2022'.repeat(8) + '1234');
-		expect(maskSubscription({ id: 1, signing_key: 'plain-secret-9999', auth_token: null, url: 'https://x' })).toEqual({
+		expect(
+			maskSubscription({
+				id: 1,
+				signing_key: 'plain-secret-9999',
+				auth_token: null,
+				url: 'https://x',
+			}),
+		).toEqual({
 			id: 1,
 			signing_key: '\u2022'.repeat(8) + '9999',
 			auth_token: null,

@@ -1,5 +1,8 @@
 import { json, pairedItems, setUpNodeTests, type NodeTestContext } from './setup';
-import { MAX_POLL_INTERVAL_MS, nextPollOffsetMs } from '../../nodes/LearningPlatform/helpers/reports';
+import {
+	MAX_POLL_INTERVAL_MS,
+	nextPollOffsetMs,
+} from '../../nodes/LearningPlatform/helpers/reports';
 
 let t: NodeTestContext;
 let courseId: number;
@@ -84,14 +87,20 @@ describe('report: getActivityCompletions', () => {
 		expect(result.error?.message).toBe('"Content ID" must be a positive whole number, got "12abc"');
 	});
 
-	test('a Failed answer of the server becomes an error carrying the server\'s messages', async () => {
-		const result = await t.run(activityCompletions({ contentId: String(courseId), filters: { contentType: 'Podcast' } }));
+	test("a Failed answer of the server becomes an error carrying the server's messages", async () => {
+		const result = await t.run(
+			activityCompletions({ contentId: String(courseId), filters: { contentType: 'Podcast' } }),
+		);
 		expect(result.error?.name).toBe('NodeApiError');
-		expect(result.error?.message).toMatch(/^The Activity Completions report failed \(request ID \d+\): contentType: The selected contentType is invalid/);
+		expect(result.error?.message).toMatch(
+			/^The Activity Completions report failed \(request ID \d+\): contentType: The selected contentType is invalid/,
+		);
 	});
 
 	test('with "Wait for Result" off it outputs {requestid, status} at once; Get Result fetches the records later', async () => {
-		const submitted = await t.run(activityCompletions({ contentId: String(courseId), options: { waitForResult: false } }));
+		const submitted = await t.run(
+			activityCompletions({ contentId: String(courseId), options: { waitForResult: false } }),
+		);
 		expect(submitted.error).toBeUndefined();
 		const [pending] = json(submitted);
 		expect(pending).toEqual({ requestid: expect.any(Number), status: 'Processing' });
@@ -129,7 +138,9 @@ describe('report: getActivityCompletions', () => {
 		expect(elapsed).toBeGreaterThanOrEqual(2500);
 
 		const requests = await t.requests('/activitycompletions');
-		const submits = requests.map((r, index) => (r.query.requestid === undefined ? index : -1)).filter((i) => i >= 0);
+		const submits = requests
+			.map((r, index) => (r.query.requestid === undefined ? index : -1))
+			.filter((i) => i >= 0);
 		const polls = requests.slice(submits[submits.length - 1] + 1);
 		// polls at 1 s, 2 s, 4 s...: ready after 2.5 s takes 3 polls; a fixed 250 ms interval
 		// would have taken 10
@@ -140,7 +151,9 @@ describe('report: getActivityCompletions', () => {
 	test('a report that is not ready within the timeout fails naming the request ID and Get Result', async () => {
 		await t.sandbox.control.setConfig({ reportReadyAfterPolls: 1, reportReadyAfterMs: 120_000 });
 		const started = Date.now();
-		const result = await t.run(activityCompletions({ contentId: String(courseId), options: { timeout: 2 } }));
+		const result = await t.run(
+			activityCompletions({ contentId: String(courseId), options: { timeout: 2 } }),
+		);
 		const elapsed = Date.now() - started;
 		expect(elapsed).toBeGreaterThanOrEqual(2000);
 		expect(elapsed).toBeLessThan(6000);
@@ -176,7 +189,11 @@ describe('report: getActivityCompletions', () => {
 		expect(records[0]).toEqual({ error: 'User ID or Content ID is required' });
 		expect(pairedItems(result)[0]).toBe(0);
 		expect(records.length).toBeGreaterThan(1);
-		expect(pairedItems(result).slice(1).every((item) => item === 1)).toBe(true);
+		expect(
+			pairedItems(result)
+				.slice(1)
+				.every((item) => item === 1),
+		).toBe(true);
 	});
 
 	test('without continueOnFail the error carries the failing item index', async () => {
@@ -208,27 +225,37 @@ describe('report: getAttendance and getContent', () => {
 			expect(record.userdata).toBeUndefined();
 		}
 		const submit = (await t.requests('/attendance')).find((r) => r.query.requestid === undefined)!;
-		expect(submit.query).toEqual({ contentId: String(liveLearningId), contentFields: 'true', sessionFields: 'true' });
+		expect(submit.query).toEqual({
+			contentId: String(liveLearningId),
+			contentFields: 'true',
+			sessionFields: 'true',
+		});
 	});
 
 	test('content filtered by type outputs one item per content record', async () => {
 		const demo = await t.sandbox.control.demo();
 		const videos = demo.content.filter((c) => c.contenttype === 'Video' && !c.deleted);
-		const result = await t.run({ resource: 'report', operation: 'getContent', filters: { contentType: 'video' } });
+		const result = await t.run({
+			resource: 'report',
+			operation: 'getContent',
+			filters: { contentType: 'video' },
+		});
 		expect(result.error).toBeUndefined();
 		const records = json(result);
 		expect(records.map((r) => r.contentid).sort()).toEqual(videos.map((v) => v.id).sort());
 		expect(records.every((r) => r.contenttype === 'Video')).toBe(true);
 	});
 
-	test('Get Result with an unknown request ID reports the server\'s error', async () => {
+	test("Get Result with an unknown request ID reports the server's error", async () => {
 		const result = await t.run({
 			resource: 'report',
 			operation: 'getResult',
 			reportType: 'content',
 			requestId: '999999',
 		});
-		expect(result.error?.message).toBe('The Content report failed (request ID 999999): requestid: The requestid is unknown.');
+		expect(result.error?.message).toBe(
+			'The Content report failed (request ID 999999): requestid: The requestid is unknown.',
+		);
 	});
 });
 
@@ -247,9 +274,15 @@ describe('report polling schedule', () => {
 	test('up to 32 s at most 2 + log2(seconds) polls, then one per 30 s; never later than the time already waited (or 30 s)', () => {
 		for (let readyMs = 1000; readyMs <= 600_000; readyMs += 250) {
 			const { polls, lateMs } = pollsFor(readyMs);
-			const allowed = readyMs <= 32_000 ? 2 + Math.log2(readyMs / 1000) : 7 + Math.ceil((readyMs - 32_000) / MAX_POLL_INTERVAL_MS);
+			const allowed =
+				readyMs <= 32_000
+					? 2 + Math.log2(readyMs / 1000)
+					: 7 + Math.ceil((readyMs - 32_000) / MAX_POLL_INTERVAL_MS);
 			expect({ readyMs, polls: polls <= allowed }).toEqual({ readyMs, polls: true });
-			expect({ readyMs, late: lateMs <= Math.min(readyMs, MAX_POLL_INTERVAL_MS) }).toEqual({ readyMs, late: true });
+			expect({ readyMs, late: lateMs <= Math.min(readyMs, MAX_POLL_INTERVAL_MS) }).toEqual({
+				readyMs,
+				late: true,
+			});
 		}
 		expect(pollsFor(1000)).toEqual({ polls: 1, lateMs: 0 });
 	});

@@ -7,7 +7,12 @@ import type { IDataObject, INodeExecutionData } from 'n8n-workflow';
 
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
-import { executeNode, runLoadOptions, type CredentialStore, type ExecuteNodeResult } from '../support/n8n';
+import {
+	executeNode,
+	runLoadOptions,
+	type CredentialStore,
+	type ExecuteNodeResult,
+} from '../support/n8n';
 import { newSandboxUser } from '../support/sandboxUser';
 
 export interface NodeTestContext {
@@ -18,17 +23,30 @@ export interface NodeTestContext {
 		parameters: IDataObject,
 		options?: { items?: INodeExecutionData[]; continueOnFail?: boolean; typeVersion?: number },
 	): Promise<ExecuteNodeResult>;
-	load<T = unknown>(method: string, options?: { parameters?: IDataObject; filter?: string; paginationToken?: string }): Promise<T>;
+	load<T = unknown>(
+		method: string,
+		options?: { parameters?: IDataObject; filter?: string; paginationToken?: string },
+	): Promise<T>;
 	/** API requests the sandbox saw for this file's user, optionally only paths containing `path` */
-	requests(path?: string): Promise<Array<{ method: string; path: string; query: Record<string, string>; status: number | null }>>;
+	requests(
+		path?: string,
+	): Promise<
+		Array<{ method: string; path: string; query: Record<string, string>; status: number | null }>
+	>;
 	close(): Promise<void>;
 }
 
 let counter = 0;
 
-export async function setUpNodeTests(name: string, options: SandboxOptions = {}): Promise<NodeTestContext> {
+export async function setUpNodeTests(
+	name: string,
+	options: SandboxOptions = {},
+): Promise<NodeTestContext> {
 	const sandbox = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, ...options });
-	const { username, credentials } = await newSandboxUser(sandbox, `node-${name}-${process.pid}-${++counter}`);
+	const { username, credentials } = await newSandboxUser(
+		sandbox,
+		`node-${name}-${process.pid}-${++counter}`,
+	);
 	return {
 		sandbox,
 		credentials,
@@ -42,7 +60,10 @@ export async function setUpNodeTests(name: string, options: SandboxOptions = {})
 				continueOnFail: runOptions.continueOnFail ?? false,
 				typeVersion: runOptions.typeVersion,
 			}),
-		load: async <T>(method: string, loadOptions: { parameters?: IDataObject; filter?: string; paginationToken?: string } = {}) =>
+		load: async <T>(
+			method: string,
+			loadOptions: { parameters?: IDataObject; filter?: string; paginationToken?: string } = {},
+		) =>
 			await runLoadOptions<T>(new LearningPlatform(), method, {
 				credentials,
 				parameters: loadOptions.parameters ?? {},
@@ -51,7 +72,9 @@ export async function setUpNodeTests(name: string, options: SandboxOptions = {})
 			}),
 		requests: async (path?: string) => {
 			const entries = await sandbox.control.requests({ username });
-			return entries.filter((entry) => entry.path !== undefined && (path === undefined || entry.path.includes(path)));
+			return entries.filter(
+				(entry) => entry.path !== undefined && (path === undefined || entry.path.includes(path)),
+			);
 		},
 		close: async () => await sandbox.close(),
 	};

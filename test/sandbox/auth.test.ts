@@ -15,7 +15,12 @@ describe('refresh (operation 1)', () => {
 		const res = await http('GET', refreshUrl(sb.username), { token: sb.refreshToken });
 		expect(res.status).toBe(200);
 		expect(res.headers['content-type']).toMatch(/^application\/json/);
-		expect(res.json).toEqual({ success: true, api_key: expect.any(String), expires_in: 86400, refresh_token: expect.any(String) });
+		expect(res.json).toEqual({
+			success: true,
+			api_key: expect.any(String),
+			expires_in: 86400,
+			refresh_token: expect.any(String),
+		});
 		expect(res.json.refresh_token).not.toBe(res.json.api_key);
 		const live = await sb.control.auth(sb.username);
 		expect(live.api_key).toBe(res.json.api_key);
@@ -43,7 +48,12 @@ describe('refresh (operation 1)', () => {
 		// the new pair works
 		expect((await api.get(`${api.r.webhook}/events`)).status).toBe(200);
 		const live = await sb.control.auth(api.username);
-		expect(live).toMatchObject({ exchanges: 2, failed_exchanges: 1, api_key: api.apiKey, refresh_token: api.refreshToken });
+		expect(live).toMatchObject({
+			exchanges: 2,
+			failed_exchanges: 1,
+			api_key: api.apiKey,
+			refresh_token: api.refreshToken,
+		});
 	});
 
 	it.each([
@@ -74,7 +84,9 @@ describe('refresh (operation 1)', () => {
 
 	it('a concurrent double refresh leaves exactly one winner', async () => {
 		const api = await Api.login(sb);
-		const both = await Promise.all([1, 2].map(() => http('GET', refreshUrl(api.username), { token: api.refreshToken })));
+		const both = await Promise.all(
+			[1, 2].map(() => http('GET', refreshUrl(api.username), { token: api.refreshToken })),
+		);
 		expect(both.map((r) => r.status).sort()).toEqual([200, 401]);
 	});
 
@@ -82,7 +94,9 @@ describe('refresh (operation 1)', () => {
 		const api = await Api.login(sb);
 		await sb.control.issueRefreshToken(api.username);
 		expect((await api.get(`${api.r.webhook}/events`)).status).toBe(401);
-		expect((await http('GET', refreshUrl(api.username), { token: api.refreshToken })).status).toBe(401);
+		expect((await http('GET', refreshUrl(api.username), { token: api.refreshToken })).status).toBe(
+			401,
+		);
 		expect((await sb.control.auth(api.username)).api_key).toBeNull();
 	});
 });
@@ -116,9 +130,14 @@ describe('API keys on other operations', () => {
 
 	it('unknown or missing keys get 401 JSON; a valid key on another tenancy gets 401', async () => {
 		const api = await Api.login(sb);
-		expect((await http('GET', `${api.r.webhook}/events`, { token: 'nope' })).json).toEqual({ message: 'Unauthenticated.', error: 'invalid_api_key' });
+		expect((await http('GET', `${api.r.webhook}/events`, { token: 'nope' })).json).toEqual({
+			message: 'Unauthenticated.',
+			error: 'invalid_api_key',
+		});
 		expect((await http('GET', `${api.r.webhook}/events`)).json.error).toBe('missing_api_key');
-		const other = await http('GET', `${roots(sb, 'someone-else').webhook}/events`, { token: api.apiKey });
+		const other = await http('GET', `${roots(sb, 'someone-else').webhook}/events`, {
+			token: api.apiKey,
+		});
 		expect(other.status).toBe(401);
 		expect(other.json.error).toBe('tenancy_mismatch');
 	});
@@ -148,7 +167,11 @@ describe('User-Agent (Authentication 7)', () => {
 		];
 		for (const [method, url] of calls) {
 			const token = url.includes('apikeys') ? api.refreshToken : api.apiKey;
-			const res = await http(method, url, { token, ua: false, body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+			const res = await http(method, url, {
+				token,
+				ua: false,
+				body: method === 'GET' || method === 'DELETE' ? undefined : {},
+			});
 			expect([method, url, res.status]).toEqual([method, url, 403]);
 		}
 		// nothing was consumed: the refresh token still works

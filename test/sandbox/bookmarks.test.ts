@@ -37,13 +37,31 @@ describe('create bookmark (operation 5)', () => {
 	it('errors: 422 for missing/invalid fields, 404 for unknown user or content', async () => {
 		const missing = await post({});
 		expect(missing.status).toBe(422);
-		expect(missing.json).toEqual({ success: false, message: expect.any(String), errors: { username: expect.any(Array), contentId: expect.any(Array), contentType: expect.any(Array) } });
-		expect((await post({ username: learner, contentId: 'x', contentType: 'course' })).json.errors.contentId).toBeDefined();
+		expect(missing.json).toEqual({
+			success: false,
+			message: expect.any(String),
+			errors: {
+				username: expect.any(Array),
+				contentId: expect.any(Array),
+				contentType: expect.any(Array),
+			},
+		});
+		expect(
+			(await post({ username: learner, contentId: 'x', contentType: 'course' })).json.errors
+				.contentId,
+		).toBeDefined();
 		const badType = await post({ username: learner, contentId: 101, contentType: 'podcast' });
 		expect(badType.status).toBe(422);
 		expect(badType.json.errors.contentType[0]).toContain('live learning');
-		expect(await post({ username: 'no.such.user', contentId: 101, contentType: 'course' })).toMatchObject({ status: 404, json: { success: false, message: 'User not found.' } });
-		expect(await post({ username: learner, contentId: 999, contentType: 'course' })).toMatchObject({ status: 404, json: { success: false, message: 'Content not found.' } });
-		expect((await post({ username: learner, contentId: 301, contentType: 'course' })).status).toBe(404); // 301 is a video
+		expect(
+			await post({ username: 'no.such.user', contentId: 101, contentType: 'course' }),
+		).toMatchObject({ status: 404, json: { success: false, message: 'User not found.' } });
+		expect(await post({ username: learner, contentId: 999, contentType: 'course' })).toMatchObject({
+			status: 404,
+			json: { success: false, message: 'Content not found.' },
+		});
+		expect((await post({ username: learner, contentId: 301, contentType: 'course' })).status).toBe(
+			404,
+		); // 301 is a video
 	});
 });

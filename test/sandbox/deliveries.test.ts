@@ -5,7 +5,11 @@ import { Api, fixture, receiver } from './helpers';
 let sb: SandboxHandle;
 let rx: Awaited<ReturnType<typeof receiver>>;
 beforeAll(async () => {
-	sb = await startSandbox({ trustedCaPem: fixture('ca.pem'), rateLimitPerMinute: 10_000, deliveryBackoffMs: 10 });
+	sb = await startSandbox({
+		trustedCaPem: fixture('ca.pem'),
+		rateLimitPerMinute: 10_000,
+		deliveryBackoffMs: 10,
+	});
 	rx = await receiver({ tls: true });
 });
 afterAll(async () => {
@@ -19,7 +23,8 @@ const forPath = (p: string) => rx.received.filter((r) => r.path === p);
 const waitReceived = async (p: string, n: number, ms = 5000) => {
 	const end = Date.now() + ms;
 	while (forPath(p).length < n) {
-		if (Date.now() > end) throw new Error(`expected ${n} deliveries at ${p}, got ${forPath(p).length}`);
+		if (Date.now() > end)
+			throw new Error(`expected ${n} deliveries at ${p}, got ${forPath(p).length}`);
 		await new Promise((r) => setTimeout(r, 10));
 	}
 	return forPath(p);
@@ -52,18 +57,33 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 
 		const body = JSON.parse(got.raw.toString('utf8'));
 		expect(Object.keys(body)).toEqual(['event', 'payload', 'now', 'delivery_id', 'api_version']);
-		expect(body).toMatchObject({ event: 'Events\\Courses\\Completion_created', delivery_id: '', api_version: '2.0' });
+		expect(body).toMatchObject({
+			event: 'Events\\Courses\\Completion_created',
+			delivery_id: '',
+			api_version: '2.0',
+		});
 		expect(Number.isInteger(body.now)).toBe(true);
 		expect(Math.abs(body.now - Date.now() / 1000)).toBeLessThan(10);
 		const c = body.payload.completion;
 		expect(c).toEqual({
 			id: completion.completionid,
 			user_id: 5,
-			user: { id: 5, username: completion.username, email: expect.stringContaining('@'), firstname: expect.any(String), lastname: expect.any(String) },
+			user: {
+				id: 5,
+				username: completion.username,
+				email: expect.stringContaining('@'),
+				firstname: expect.any(String),
+				lastname: expect.any(String),
+			},
 			userdata: expect.any(Array),
 			content_id: 104,
 			content_type: 'Course',
-			content: { id: 104, fullname: completion.contentname, summary: expect.any(String), timecreated: expect.any(Number) },
+			content: {
+				id: 104,
+				fullname: completion.contentname,
+				summary: expect.any(String),
+				timecreated: expect.any(Number),
+			},
 			contentdata: expect.any(Array),
 			certificate_link: expect.any(String),
 			time_enrolled: expect.stringMatching(OFFSET),
@@ -74,7 +94,14 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 
 		// the control API shows the exact bytes and headers sent
 		const [attempt] = await sb.control.waitForDeliveries({ subscriptionId: sub.id }, 1);
-		expect(attempt).toMatchObject({ subscription_id: sub.id, url: `${rx.url}/signed`, event: 'Events\\Courses\\Completion_created', attempt: 1, status_code: 200, error: null });
+		expect(attempt).toMatchObject({
+			subscription_id: sub.id,
+			url: `${rx.url}/signed`,
+			event: 'Events\\Courses\\Completion_created',
+			attempt: 1,
+			status_code: 200,
+			error: null,
+		});
 		expect(attempt.body).toBe(got.raw.toString('utf8'));
 		expect(attempt.headers['x-signature']).toBe(sig);
 		expect(attempt.headers.authorization).toBe('Bearer bearer-for-receiver');
@@ -89,12 +116,16 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 		const [got] = await waitReceived('/plain', 1);
 		expect(got.headers['x-signature']).toBeUndefined();
 		expect(got.headers.authorization).toBeUndefined();
-		expect(JSON.parse(got.raw.toString())).toMatchObject({ event: 'Events\\Users\\Deleted', payload: { user: { id: victim.id, username: victim.username } } });
+		expect(JSON.parse(got.raw.toString())).toMatchObject({
+			event: 'Events\\Users\\Deleted',
+			payload: { user: { id: victim.id, username: victim.username } },
+		});
 	});
 
 	it('wildcards match their category; disabled and deleted subscriptions receive nothing', async () => {
 		const a = await Api.login(sb);
-		const mk = async (event: string, path: string) => (await create(a, { event, url: `${rx.url}${path}` })).json;
+		const mk = async (event: string, path: string) =>
+			(await create(a, { event, url: `${rx.url}${path}` })).json;
 		await mk('*', '/all');
 		await mk('Events\\Courses\\*', '/courses');
 		await mk('Events\\Users\\*', '/users');
@@ -110,7 +141,11 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 		await waitReceived('/courses', 2);
 		await new Promise((r) => setTimeout(r, 100));
 		// deliveries run concurrently: arrival order is not guaranteed
-		expect(forPath('/all').map((r) => JSON.parse(r.raw.toString()).event).sort()).toEqual([
+		expect(
+			forPath('/all')
+				.map((r) => JSON.parse(r.raw.toString()).event)
+				.sort(),
+		).toEqual([
 			'Events\\Courses\\Completion_created',
 			'Events\\Courses\\Completion_updated',
 			'Events\\Quiz\\Attempt_completed',
@@ -119,7 +154,9 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 		expect(forPath('/users')).toHaveLength(0);
 		expect(forPath('/disabled')).toHaveLength(0);
 		expect(forPath('/deleted')).toHaveLength(0);
-		const quiz = forPath('/all').map((r) => JSON.parse(r.raw.toString())).find((b) => b.event === 'Events\\Quiz\\Attempt_completed');
+		const quiz = forPath('/all')
+			.map((r) => JSON.parse(r.raw.toString()))
+			.find((b) => b.event === 'Events\\Quiz\\Attempt_completed');
 		expect(quiz.payload).toEqual({ attempt: { id: 7 } });
 	});
 
@@ -147,10 +184,21 @@ describe('a real delivery over https (self-signed CA trusted by the sandbox)', (
 describe('retries and failures', () => {
 	it('non-2xx is retried with back-off up to deliveryMaxAttempts, re-sending the same bytes; each attempt logged', async () => {
 		const flaky = await receiver({ status: (i) => (i < 3 ? 500 : 204) });
-		const own = await startSandbox({ allowHttpWebhookUrls: true, deliveryBackoffMs: 20, deliveryMaxAttempts: 3, rateLimitPerMinute: 10_000 });
+		const own = await startSandbox({
+			allowHttpWebhookUrls: true,
+			deliveryBackoffMs: 20,
+			deliveryMaxAttempts: 3,
+			rateLimitPerMinute: 10_000,
+		});
 		try {
 			const a = await Api.login(own);
-			const sub = (await create(a, { event: 'Events\\Users\\Created', url: `${flaky.url}/x`, signing_key: 'k' })).json;
+			const sub = (
+				await create(a, {
+					event: 'Events\\Users\\Created',
+					url: `${flaky.url}/x`,
+					signing_key: 'k',
+				})
+			).json;
 			await own.control.simulateEvent('Events\\Users\\Created', { user: { id: 1 } });
 			const attempts = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 3);
 			expect(attempts.map((x) => [x.attempt, x.status_code])).toEqual([
@@ -170,21 +218,35 @@ describe('retries and failures', () => {
 	});
 
 	it('gives up after deliveryMaxAttempts; network errors and untrusted certificates are failures with an error text', async () => {
-		const own = await startSandbox({ deliveryBackoffMs: 5, deliveryMaxAttempts: 2, rateLimitPerMinute: 10_000 }); // no trusted CA
+		const own = await startSandbox({
+			deliveryBackoffMs: 5,
+			deliveryMaxAttempts: 2,
+			rateLimitPerMinute: 10_000,
+		}); // no trusted CA
 		try {
 			const a = await Api.login(own);
-			const untrusted = (await create(a, { event: 'Events\\Users\\Updated', url: `${rx.url}/untrusted` })).json;
-			const closed = (await create(a, { event: 'Events\\Users\\Updated', url: 'https://127.0.0.1:1/closed' })).json;
+			const untrusted = (
+				await create(a, { event: 'Events\\Users\\Updated', url: `${rx.url}/untrusted` })
+			).json;
+			const closed = (
+				await create(a, { event: 'Events\\Users\\Updated', url: 'https://127.0.0.1:1/closed' })
+			).json;
 			await own.control.simulateEvent('Events\\Users\\Updated', {});
 			const u = await own.control.waitForDeliveries({ subscriptionId: untrusted.id }, 2);
 			const c = await own.control.waitForDeliveries({ subscriptionId: closed.id }, 2);
 			await new Promise((r) => setTimeout(r, 60));
 			expect((await own.control.deliveries({ subscriptionId: untrusted.id })).length).toBe(2);
-			for (const x of [...u, ...c]) expect(x).toMatchObject({ status_code: null, error: expect.any(String) });
+			for (const x of [...u, ...c])
+				expect(x).toMatchObject({ status_code: null, error: expect.any(String) });
 			expect(u[0].error).toMatch(/certificate/i);
 			expect(forPath('/untrusted')).toHaveLength(0);
 			const log = (await a.get(`${a.r.webhook}/${closed.id}/logs`)).json.data[0];
-			expect(log).toMatchObject({ success: false, tries: 2, status_code: null, response: expect.any(String) });
+			expect(log).toMatchObject({
+				success: false,
+				tries: 2,
+				status_code: null,
+				response: expect.any(String),
+			});
 		} finally {
 			await own.close();
 		}
@@ -195,10 +257,17 @@ describe('retries and failures', () => {
 		const slow = createServer(() => undefined); // never answers
 		await new Promise<void>((r) => slow.listen(0, '127.0.0.1', () => r()));
 		const port = (slow.address() as import('node:net').AddressInfo).port;
-		const own = await startSandbox({ allowHttpWebhookUrls: true, deliveryTimeoutMs: 150, deliveryMaxAttempts: 1, rateLimitPerMinute: 10_000 });
+		const own = await startSandbox({
+			allowHttpWebhookUrls: true,
+			deliveryTimeoutMs: 150,
+			deliveryMaxAttempts: 1,
+			rateLimitPerMinute: 10_000,
+		});
 		try {
 			const a = await Api.login(own);
-			const sub = (await create(a, { event: 'Events\\Users\\Updated', url: `http://127.0.0.1:${port}/slow` })).json;
+			const sub = (
+				await create(a, { event: 'Events\\Users\\Updated', url: `http://127.0.0.1:${port}/slow` })
+			).json;
 			await own.control.simulateEvent('Events\\Users\\Updated', {});
 			const [x] = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 1);
 			expect(x.error).toMatch(/timed out/);

@@ -3,7 +3,8 @@ import { Api, http, useSandbox } from './helpers';
 
 const ctx = useSandbox();
 
-const feed = (q: Record<string, string | number | boolean> = {}) => ctx.api.get(`${ctx.api.r.report}/completions`, q);
+const feed = (q: Record<string, string | number | boolean> = {}) =>
+	ctx.api.get(`${ctx.api.r.report}/completions`, q);
 const OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+00:00$/;
 const ZFORM = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const ALL = { includeEnrolments: true, showNotCompleted: true, showSuspended: true };
@@ -18,25 +19,61 @@ describe('record shape', () => {
 		expect(records.length).toBeGreaterThan(2000);
 		const ids = records.map((r) => r.completionid);
 		expect(new Set(ids).size).toBe(ids.length);
-		for (let i = 1; i < records.length; i++) expect(records[i].lastupdated >= records[i - 1].lastupdated).toBe(true);
+		for (let i = 1; i < records.length; i++)
+			expect(records[i].lastupdated >= records[i - 1].lastupdated).toBe(true);
 	});
 
 	it('has every field in the specified form', () => {
 		const problems: string[] = [];
-		const check = (ok: boolean, what: string, r: any) => ok || problems.push(`${what}: ${JSON.stringify(r)}`);
-		const KEYS = ['completionid', 'userid', 'username', 'contentid', 'contentname', 'comment', 'lastupdated', 'timeenrolled', 'timestarted', 'timecompleted', 'expiry', 'contenttype', 'completionstatus'];
+		const check = (ok: boolean, what: string, r: any) =>
+			ok || problems.push(`${what}: ${JSON.stringify(r)}`);
+		const KEYS = [
+			'completionid',
+			'userid',
+			'username',
+			'contentid',
+			'contentname',
+			'comment',
+			'lastupdated',
+			'timeenrolled',
+			'timestarted',
+			'timecompleted',
+			'expiry',
+			'contenttype',
+			'completionstatus',
+		];
 		for (const r of records) {
-			check(KEYS.every((k) => k in r), 'keys', r);
+			check(
+				KEYS.every((k) => k in r),
+				'keys',
+				r,
+			);
 			check(ZFORM.test(r.lastupdated), 'lastupdated Z form', r);
-			for (const f of ['timeenrolled', 'timestarted', 'timecompleted', 'expiry']) check(r[f] === '' || OFFSET.test(r[f]), `${f} +00:00 form or ''`, r);
-			check(['Course', 'Live Learning', 'Video', 'Resource'].includes(r.contenttype), 'contenttype', r);
+			for (const f of ['timeenrolled', 'timestarted', 'timecompleted', 'expiry'])
+				check(r[f] === '' || OFFSET.test(r[f]), `${f} +00:00 form or ''`, r);
+			check(
+				['Course', 'Live Learning', 'Video', 'Resource'].includes(r.contenttype),
+				'contenttype',
+				r,
+			);
 			// `Did Not Complete` only when the tenancy's feature is on (off by default)
-			check(['Completed', 'In Progress', 'Enrolled', 'Archived', 'Viewed'].includes(r.completionstatus), 'status', r);
+			check(
+				['Completed', 'In Progress', 'Enrolled', 'Archived', 'Viewed'].includes(r.completionstatus),
+				'status',
+				r,
+			);
 			// certificateid: key absent (not null) on Video and Resource
-			if (r.contenttype === 'Video' || r.contenttype === 'Resource') check(!('certificateid' in r), 'certificateid absent', r);
+			if (r.contenttype === 'Video' || r.contenttype === 'Resource')
+				check(!('certificateid' in r), 'certificateid absent', r);
 			else check(typeof r.certificateid === 'string', 'certificateid string', r);
 			check(!('userdata' in r) && !('contentdata' in r), 'no optional objects', r);
-			check(Number.isInteger(r.completionid) && Number.isInteger(r.userid) && Number.isInteger(r.contentid), 'integers', r);
+			check(
+				Number.isInteger(r.completionid) &&
+					Number.isInteger(r.userid) &&
+					Number.isInteger(r.contentid),
+				'integers',
+				r,
+			);
 		}
 		expect(problems.slice(0, 5)).toEqual([]);
 		const types = new Set(records.map((r) => r.contenttype));
@@ -54,16 +91,21 @@ describe('record shape', () => {
 		expect(res.json.prev_page_url).toBeNull();
 		expect(typeof res.json.next_cursor).toBe('string');
 		const all = (await ctx.api.walk({ limit: 500 })).records;
-		expect(new Set(all.map((r) => r.completionstatus))).toEqual(new Set(['Completed', 'Viewed', 'Archived']));
+		expect(new Set(all.map((r) => r.completionstatus))).toEqual(
+			new Set(['Completed', 'Viewed', 'Archived']),
+		);
 	});
 
 	it('includeEnrolments adds Course enrolments only; showNotCompleted adds Live Learning too', async () => {
 		const inc = (await ctx.api.walk({ limit: 500, includeEnrolments: true })).records;
-		const notDone = (r: any) => r.completionstatus === 'Enrolled' || r.completionstatus === 'In Progress';
+		const notDone = (r: any) =>
+			r.completionstatus === 'Enrolled' || r.completionstatus === 'In Progress';
 		expect(inc.filter(notDone).length).toBeGreaterThan(0);
 		expect(new Set(inc.filter(notDone).map((r) => r.contenttype))).toEqual(new Set(['Course']));
 		const snc = (await ctx.api.walk({ limit: 500, showNotCompleted: true })).records;
-		expect(new Set(snc.filter(notDone).map((r) => r.contenttype))).toEqual(new Set(['Course', 'Live Learning']));
+		expect(new Set(snc.filter(notDone).map((r) => r.contenttype))).toEqual(
+			new Set(['Course', 'Live Learning']),
+		);
 	});
 
 	it('suspended learners only with showSuspended', async () => {
@@ -76,11 +118,22 @@ describe('record shape', () => {
 	});
 
 	it('filters by contentType (case-insensitive) and contentId; adds userdata and contentdata', async () => {
-		const ll = (await ctx.api.walk({ limit: 500, contentType: 'LIVE Learning', userFields: true, contentFields: true })).records;
+		const ll = (
+			await ctx.api.walk({
+				limit: 500,
+				contentType: 'LIVE Learning',
+				userFields: true,
+				contentFields: true,
+			})
+		).records;
 		expect(ll.length).toBeGreaterThan(0);
 		expect(new Set(ll.map((r) => r.contenttype))).toEqual(new Set(['Live Learning']));
-		expect(ll[0].userdata).toEqual(expect.objectContaining({ Department: expect.any(String), 'Job title': expect.any(String) }));
-		expect(ll[0].contentdata).toEqual(expect.objectContaining({ Level: expect.any(String), 'Internal code': '' }));
+		expect(ll[0].userdata).toEqual(
+			expect.objectContaining({ Department: expect.any(String), 'Job title': expect.any(String) }),
+		);
+		expect(ll[0].contentdata).toEqual(
+			expect.objectContaining({ Level: expect.any(String), 'Internal code': '' }),
+		);
 		const one = (await ctx.api.walk({ limit: 500, contentId: 101 })).records;
 		expect(one.length).toBeGreaterThan(0);
 		expect(new Set(one.map((r) => r.contentid))).toEqual(new Set([101]));
@@ -93,7 +146,9 @@ describe('did-not-complete feature', () => {
 		expect(off.some((r) => r.completionstatus === 'Did Not Complete')).toBe(false);
 		await ctx.sb.control.setConfig({ didNotCompleteEnabled: true });
 		try {
-			const on = (await ctx.api.walk({ limit: 500, ...ALL })).records.filter((r) => r.completionstatus === 'Did Not Complete');
+			const on = (await ctx.api.walk({ limit: 500, ...ALL })).records.filter(
+				(r) => r.completionstatus === 'Did Not Complete',
+			);
 			expect(on.length).toBeGreaterThan(0);
 			expect(new Set(on.map((r) => r.contenttype))).toEqual(new Set(['Live Learning']));
 			expect(on.every((r) => r.timecompleted === '')).toBe(true);
@@ -123,12 +178,22 @@ describe('cursor rules', () => {
 	});
 
 	it('next_page_url is absolute and repeats the full query with the new cursor', async () => {
-		const q = { limit: 7, updatedSince: '2024-03-01T00:00:00Z', contentType: 'course', showSuspended: true, includeEnrolments: true, userFields: true };
+		const q = {
+			limit: 7,
+			updatedSince: '2024-03-01T00:00:00Z',
+			contentType: 'course',
+			showSuspended: true,
+			includeEnrolments: true,
+			userFields: true,
+		};
 		const first = await feed(q);
 		const u = new URL(first.json.next_page_url);
 		expect(`${u.origin}${u.pathname}`).toBe(`${ctx.api.r.report}/completions`);
 		const params = Object.fromEntries(u.searchParams);
-		expect(params).toEqual({ ...Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)])), cursor: first.json.next_cursor });
+		expect(params).toEqual({
+			...Object.fromEntries(Object.entries(q).map(([k, v]) => [k, String(v)])),
+			cursor: first.json.next_cursor,
+		});
 		// following it continues where the page ended, with the same filters
 		const second = await http('GET', first.json.next_page_url, { token: ctx.api.apiKey });
 		const third = await feed({ ...q, cursor: first.json.next_cursor });
@@ -139,7 +204,11 @@ describe('cursor rules', () => {
 
 	it('the cursor is opaque and records position only (filters come from each request)', async () => {
 		const first = await feed({ limit: 20, contentType: 'video' });
-		const withOther = await feed({ limit: 20, contentType: 'resource', cursor: first.json.next_cursor });
+		const withOther = await feed({
+			limit: 20,
+			contentType: 'resource',
+			cursor: first.json.next_cursor,
+		});
 		expect(withOther.json.status).toBe('Complete');
 		expect(withOther.json.data.every((r: any) => r.contenttype === 'Resource')).toBe(true);
 		expect(withOther.json.data[0].lastupdated >= first.json.data[19].lastupdated).toBe(true);
@@ -153,12 +222,20 @@ describe('cursor rules', () => {
 		// cursor earlier than updatedSince -> updatedSince wins
 		const a = await feed({ cursor: earlyCursor, updatedSince: midTime, limit: 5 });
 		expect(a.json.data[0].lastupdated >= midTime).toBe(true);
-		expect(a.json.data[0].completionid).toBe(all.find((r) => r.lastupdated >= midTime).completionid);
+		expect(a.json.data[0].completionid).toBe(
+			all.find((r) => r.lastupdated >= midTime).completionid,
+		);
 		// cursor later than updatedSince -> cursor wins
 		const late = await feed({ updatedSince: midTime, limit: 10 });
-		const b = await feed({ cursor: late.json.next_cursor, updatedSince: '2024-01-01T00:00:00Z', limit: 5 });
+		const b = await feed({
+			cursor: late.json.next_cursor,
+			updatedSince: '2024-01-01T00:00:00Z',
+			limit: 5,
+		});
 		const afterLate = all.findIndex((r) => r.completionid === late.json.data[9].completionid) + 1;
-		expect(b.json.data.map((r: any) => r.completionid)).toEqual(all.slice(afterLate, afterLate + 5).map((r) => r.completionid));
+		expect(b.json.data.map((r: any) => r.completionid)).toEqual(
+			all.slice(afterLate, afterLate + 5).map((r) => r.completionid),
+		);
 	});
 
 	it('updatedSince keeps records changed at or after it', async () => {
@@ -230,7 +307,10 @@ describe('changes while walking', () => {
 	});
 
 	it('polling the last non-null cursor re-delivers the last page plus new changes; empty data when nothing lies after it', async () => {
-		const own = await startSandbox({ demoData: { users: 20, completions: 40 }, rateLimitPerMinute: 10_000 });
+		const own = await startSandbox({
+			demoData: { users: 20, completions: 40 },
+			rateLimitPerMinute: 10_000,
+		});
 		try {
 			const a = await Api.login(own);
 			const get = (q: Record<string, string | number>) => a.get(`${a.r.report}/completions`, q);
@@ -247,7 +327,9 @@ describe('changes while walking', () => {
 			const again = (await get({ limit: 500, cursor: keep })).json;
 			expect(again.data.at(-1)).toEqual(completion);
 			expect(again.data.slice(0, -1).map((r: any) => r.completionid)).toEqual(
-				p2.data.map((r: any) => r.completionid).filter((id: number) => id !== completion.completionid),
+				p2.data
+					.map((r: any) => r.completionid)
+					.filter((id: number) => id !== completion.completionid),
 			);
 			// a cursor just before the last record; the last record's user is deleted: nothing lies beyond -> empty data
 			const total = p1.data.length + again.data.length;
@@ -255,20 +337,33 @@ describe('changes while walking', () => {
 			expect(beforeLast.next_cursor).toEqual(expect.any(String));
 			await own.control.simulateUserDeletion(completion.userid);
 			const empty = (await get({ cursor: beforeLast.next_cursor })).json;
-			expect(empty).toEqual({ status: 'Complete', data: [], next_cursor: null, next_page_url: null, prev_page_url: null });
+			expect(empty).toEqual({
+				status: 'Complete',
+				data: [],
+				next_cursor: null,
+				next_page_url: null,
+				prev_page_url: null,
+			});
 		} finally {
 			await own.close();
 		}
 	});
 
 	it('visibility delay: a change shows up after the delay, at the tail, and a cursor skips nothing', async () => {
-		const own = await startSandbox({ demoData: { users: 20, completions: 30 }, rateLimitPerMinute: 10_000, feedVisibilityDelayMs: 60_000 });
+		const own = await startSandbox({
+			demoData: { users: 20, completions: 30 },
+			rateLimitPerMinute: 10_000,
+			feedVisibilityDelayMs: 60_000,
+		});
 		try {
 			const a = await Api.login(own);
-			const page = async (cursor?: string) => (await a.get(`${a.r.report}/completions`, cursor ? { cursor, limit: 500 } : { limit: 500 })).json;
+			const page = async (cursor?: string) =>
+				(await a.get(`${a.r.report}/completions`, cursor ? { cursor, limit: 500 } : { limit: 500 }))
+					.json;
 			const base = await page();
 			const lastSeen = base.data.at(-1).completionid;
-			const cutoff = (await a.get(`${a.r.report}/completions`, { limit: base.data.length - 1 })).json.next_cursor;
+			const cutoff = (await a.get(`${a.r.report}/completions`, { limit: base.data.length - 1 }))
+				.json.next_cursor;
 			const A = (await own.control.simulateCompletion({ userId: 3, contentId: 101 })).completion;
 			expect((await page(cutoff)).data.map((r: any) => r.completionid)).toEqual([lastSeen]);
 			await own.control.advanceClock(30_000);
@@ -276,7 +371,8 @@ describe('changes while walking', () => {
 			await own.control.advanceClock(31_000); // A visible (61 s), B not yet (31 s)
 			const p1 = await page(cutoff);
 			expect(p1.data.map((r: any) => r.completionid)).toEqual([lastSeen, A.completionid]);
-			const afterA = (await a.get(`${a.r.report}/completions`, { limit: 1, cursor: cutoff })).json.next_cursor;
+			const afterA = (await a.get(`${a.r.report}/completions`, { limit: 1, cursor: cutoff })).json
+				.next_cursor;
 			// B's lastupdated is older than A's visibility, but it is still delivered after A's position
 			await own.control.advanceClock(30_000);
 			const p2 = await page(afterA);
@@ -289,12 +385,24 @@ describe('changes while walking', () => {
 
 	it('re-enrolment archives the old record (same id) and creates a new id; deletions vanish silently', async () => {
 		const all = (await ctx.api.walk({ limit: 500 })).records;
-		const target = all.find((r) => r.contenttype === 'Course' && r.completionstatus === 'Completed');
+		const target = all.find(
+			(r) => r.contenttype === 'Course' && r.completionstatus === 'Completed',
+		);
 		const { archived, created } = await ctx.sb.control.simulateReEnrolment(target.completionid);
-		expect(archived).toMatchObject({ completionid: target.completionid, completionstatus: 'Archived' });
+		expect(archived).toMatchObject({
+			completionid: target.completionid,
+			completionstatus: 'Archived',
+		});
 		expect(created.completionid).not.toBe(target.completionid);
-		expect(created).toMatchObject({ userid: target.userid, contentid: target.contentid, completionstatus: 'Enrolled', timestarted: '', timecompleted: '' });
-		const tail = (await feed({ updatedSince: archived.lastupdated, includeEnrolments: true })).json.data;
+		expect(created).toMatchObject({
+			userid: target.userid,
+			contentid: target.contentid,
+			completionstatus: 'Enrolled',
+			timestarted: '',
+			timecompleted: '',
+		});
+		const tail = (await feed({ updatedSince: archived.lastupdated, includeEnrolments: true })).json
+			.data;
 		expect(tail.map((r: any) => [r.completionid, r.completionstatus])).toEqual(
 			expect.arrayContaining([
 				[target.completionid, 'Archived'],

@@ -14,7 +14,14 @@ export interface Res<T = any> {
 export async function http<T = any>(
 	method: string,
 	url: string,
-	opts: { token?: string; body?: unknown; raw?: string; form?: Record<string, string>; ua?: boolean; headers?: Record<string, string> } = {},
+	opts: {
+		token?: string;
+		body?: unknown;
+		raw?: string;
+		form?: Record<string, string>;
+		ua?: boolean;
+		headers?: Record<string, string>;
+	} = {},
 ): Promise<Res<T>> {
 	const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
 	if (opts.ua !== false) headers['user-agent'] = UA;
@@ -39,12 +46,14 @@ export async function http<T = any>(
 		json = undefined;
 	}
 	const h: Record<string, string> = {};
-	for (const [k, v] of Object.entries(res.headers)) h[k] = Array.isArray(v) ? v.join(', ') : String(v);
+	for (const [k, v] of Object.entries(res.headers))
+		h[k] = Array.isArray(v) ? v.join(', ') : String(v);
 	return { status: res.statusCode, headers: h, text, json };
 }
 
 let seq = 0;
-export const uniqueUser = (prefix = 'it') => `${prefix}-${process.pid}-${++seq}-${Date.now() % 100000}`;
+export const uniqueUser = (prefix = 'it') =>
+	`${prefix}-${process.pid}-${++seq}-${Date.now() % 100000}`;
 
 /** The API roots of any deployment (the e2e stack's too, not only a sandbox started here). */
 export const roots = (sb: Pick<SandboxHandle, 'url' | 'tenancyId'>, tenancy = sb.tenancyId) => ({
@@ -74,7 +83,11 @@ export class Api {
 	}
 
 	async refresh(): Promise<Res> {
-		const res = await http('GET', `${this.r.report}/apikeys?username=${encodeURIComponent(this.username)}`, { token: this.refreshToken });
+		const res = await http(
+			'GET',
+			`${this.r.report}/apikeys?username=${encodeURIComponent(this.username)}`,
+			{ token: this.refreshToken },
+		);
 		if (res.status !== 200) throw new Error(`refresh failed: ${res.status} ${res.text}`);
 		this.apiKey = res.json.api_key;
 		this.refreshToken = res.json.refresh_token;
@@ -82,7 +95,9 @@ export class Api {
 	}
 
 	get<T = any>(url: string, query: Record<string, string | number | boolean> = {}) {
-		const qs = new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)])).toString();
+		const qs = new URLSearchParams(
+			Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]),
+		).toString();
 		return http<T>('GET', qs ? `${url}?${qs}` : url, { token: this.apiKey });
 	}
 	send<T = any>(method: string, url: string, body?: unknown) {
@@ -90,17 +105,23 @@ export class Api {
 	}
 
 	/** submit + poll a report until Complete */
-	async report(name: string, query: Record<string, string | number | boolean> = {}): Promise<any[]> {
+	async report(
+		name: string,
+		query: Record<string, string | number | boolean> = {},
+	): Promise<any[]> {
 		const first = await this.get(`${this.r.report}/${name}`, query);
 		if (first.json.status === 'Failed') throw new Error(JSON.stringify(first.json));
 		let res = first;
-		for (let i = 0; i < 20 && res.json.status !== 'Complete'; i++) res = await this.get(`${this.r.report}/${name}`, { requestid: first.json.requestid });
+		for (let i = 0; i < 20 && res.json.status !== 'Complete'; i++)
+			res = await this.get(`${this.r.report}/${name}`, { requestid: first.json.requestid });
 		if (res.json.status !== 'Complete') throw new Error(`report ${name} never completed`);
 		return res.json.data;
 	}
 
 	/** walks the feed from the start (or given query) to the end; returns every page */
-	async walk(query: Record<string, string | number | boolean> = {}): Promise<{ pages: any[]; records: any[] }> {
+	async walk(
+		query: Record<string, string | number | boolean> = {},
+	): Promise<{ pages: any[]; records: any[] }> {
 		const pages: any[] = [];
 		let res = await this.get(`${this.r.report}/completions`, query);
 		for (;;) {
@@ -124,7 +145,10 @@ export async function waitFor<T>(
 	for (;;) {
 		const v = await fn();
 		if (v) return v;
-		if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
+		if (Date.now() > deadline)
+			throw new Error(
+				`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`,
+			);
 		await new Promise((r) => setTimeout(r, intervalMs));
 	}
 }
@@ -158,19 +182,29 @@ export interface Received {
 }
 
 /** A webhook receiver on loopback (https with the test CA, or http) that records raw bodies. */
-export async function receiver(opts: { tls?: boolean; status?: (n: number) => number; reply?: string } = {}) {
+export async function receiver(
+	opts: { tls?: boolean; status?: (n: number) => number; reply?: string } = {},
+) {
 	const received: Received[] = [];
-	const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+	const handler = (
+		req: import('node:http').IncomingMessage,
+		res: import('node:http').ServerResponse,
+	) => {
 		const chunks: Buffer[] = [];
 		req.on('data', (c: Buffer) => chunks.push(c));
 		req.on('end', () => {
 			received.push({ path: req.url ?? '/', headers: req.headers, raw: Buffer.concat(chunks) });
-			res.writeHead(opts.status ? opts.status(received.length) : 200, { 'content-type': 'text/plain' });
+			res.writeHead(opts.status ? opts.status(received.length) : 200, {
+				'content-type': 'text/plain',
+			});
 			res.end(opts.reply ?? 'ok');
 		});
 	};
 	const server: Server = opts.tls
-		? (createHttps({ key: fixture('receiver.key'), cert: fixture('receiver.pem') }, handler) as unknown as Server)
+		? (createHttps(
+				{ key: fixture('receiver.key'), cert: fixture('receiver.pem') },
+				handler,
+			) as unknown as Server)
 		: createHttp(handler);
 	await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
 	const { port } = server.address() as AddressInfo;

@@ -12,7 +12,14 @@
  * data. The `CredentialStore` plays the database row, so tests can watch what would be saved and
  * can write to it as another n8n process would.
  */
-import { ExecutionLifecycleHooks, HookContext, LoadOptionsContext, PollContext, WebhookContext, WorkflowExecute } from 'n8n-core';
+import {
+	ExecutionLifecycleHooks,
+	HookContext,
+	LoadOptionsContext,
+	PollContext,
+	WebhookContext,
+	WorkflowExecute,
+} from 'n8n-core';
 import type {
 	ICredentialDataDecryptedObject,
 	ICredentialType,
@@ -35,7 +42,6 @@ import type {
 	WorkflowExecuteMode,
 } from 'n8n-workflow';
 import { ICredentialsHelper, Workflow, createRunExecutionData, isExpression } from 'n8n-workflow';
-
 
 export const PACKAGE_NAME = 'n8n-nodes-learning-platform';
 export const CREDENTIAL_TYPE = 'learningPlatformApi';
@@ -122,7 +128,8 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 		const expirable = credentialType.properties.find(
 			(property) => property.type === 'hidden' && property.typeOptions?.expirable === true,
 		);
-		if (expirable === undefined || typeof credentialType.preAuthentication !== 'function') return undefined;
+		if (expirable === undefined || typeof credentialType.preAuthentication !== 'function')
+			return undefined;
 		if (credentials[expirable.name] !== '' && !credentialsExpired) return undefined;
 
 		const output = await credentialType.preAuthentication.call(
@@ -152,7 +159,10 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 	): Promise<ICredentialDataDecryptedObject | undefined> {
 		const credentialType = this.type(typeName);
 		if (typeof credentialType.preAuthentication !== 'function') return undefined;
-		return (await credentialType.preAuthentication.call(helpers, credentials)) as ICredentialDataDecryptedObject;
+		return (await credentialType.preAuthentication.call(
+			helpers,
+			credentials,
+		)) as ICredentialDataDecryptedObject;
 	}
 
 	async getCredentials(): Promise<ICredentials> {
@@ -220,7 +230,9 @@ function buildWorkflow(nodeType: INodeType, options: RunContextOptions) {
 		continueOnFail: options.continueOnFail ?? false,
 	};
 	if (options.credentials) {
-		node.credentials = { [CREDENTIAL_TYPE]: { id: CREDENTIAL_ID, name: 'Learning Platform account' } };
+		node.credentials = {
+			[CREDENTIAL_TYPE]: { id: CREDENTIAL_ID, name: 'Learning Platform account' },
+		};
 	}
 	const workflow = new Workflow({
 		id: 'workflow-under-test',
@@ -310,11 +322,15 @@ export async function executeNode(options: ExecuteNodeOptions): Promise<ExecuteN
 
 	const runExecutionData = createRunExecutionData({
 		executionData: {
-			nodeExecutionStack: [{ node, data: { main: [options.items ?? [{ json: {} }]] }, source: null }],
+			nodeExecutionStack: [
+				{ node, data: { main: [options.items ?? [{ json: {} }]] }, source: null },
+			],
 		},
 	});
 
-	const additionalData = buildAdditionalData(options, { hooks } as Partial<IWorkflowExecuteAdditionalData>);
+	const additionalData = buildAdditionalData(options, {
+		hooks,
+	} as Partial<IWorkflowExecuteAdditionalData>);
 	const workflowExecute = new WorkflowExecute(additionalData, mode, runExecutionData);
 	await workflowExecute.processRunExecutionData(workflow);
 	const run = await finished;
@@ -363,7 +379,14 @@ export async function runHook(
 	const additionalData = buildAdditionalData(options);
 	const webhookDescription = nodeType.description.webhooks?.[0];
 	if (!webhookDescription) throw new Error(`${nodeType.description.name} has no webhooks`);
-	const webhookData = buildWebhookData(workflow, node, additionalData, webhookDescription, webhookDescription.httpMethod, options.isTest ?? false);
+	const webhookData = buildWebhookData(
+		workflow,
+		node,
+		additionalData,
+		webhookDescription,
+		webhookDescription.httpMethod,
+		options.isTest ?? false,
+	);
 	const context = new HookContext(
 		workflow,
 		node,
@@ -401,9 +424,15 @@ export interface RecordedResponse {
 export async function runWebhook(
 	nodeType: INodeType,
 	options: WebhookRunOptions,
-): Promise<{ webhookResponse: IWebhookResponseData; response: RecordedResponse; answer: (statusCode: number) => void }> {
+): Promise<{
+	webhookResponse: IWebhookResponseData;
+	response: RecordedResponse;
+	answer: (statusCode: number) => void;
+}> {
 	const { workflow, node } = buildWorkflow(nodeType, options);
-	const headers = Object.fromEntries(Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v]));
+	const headers = Object.fromEntries(
+		Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v]),
+	);
 	let body: unknown = {};
 	if ((headers['content-type'] ?? '').includes('json')) {
 		try {
@@ -428,13 +457,33 @@ export async function runWebhook(
 		httpRequest: request,
 		httpResponse: response.object,
 	} as unknown as Partial<IWorkflowExecuteAdditionalData>);
-	const webhookData = buildWebhookData(workflow, node, additionalData, nodeType.description.webhooks?.[0], 'POST');
-	const context = new WebhookContext(workflow, node, additionalData, options.mode ?? 'trigger', webhookData, [], null);
+	const webhookData = buildWebhookData(
+		workflow,
+		node,
+		additionalData,
+		nodeType.description.webhooks?.[0],
+		'POST',
+	);
+	const context = new WebhookContext(
+		workflow,
+		node,
+		additionalData,
+		options.mode ?? 'trigger',
+		webhookData,
+		[],
+		null,
+	);
 	if (!nodeType.webhook) throw new Error(`${nodeType.description.name} has no webhook()`);
 	const webhookResponse = await nodeType.webhook.call(context);
 	const answer = (statusCode: number) => {
 		if (response.recorded.ended) return;
-		response.object.status(statusCode).json(statusCode < 300 ? (webhookResponse.webhookResponse ?? {}) : { message: 'There was a problem executing the workflow' });
+		response.object
+			.status(statusCode)
+			.json(
+				statusCode < 300
+					? (webhookResponse.webhookResponse ?? {})
+					: { message: 'There was a problem executing the workflow' },
+			);
 	};
 	if (webhookResponse.noWebhookResponse !== true) {
 		const n8nAnswer = webhookResponse.workflowData ? (options.n8nAnswer ?? 'created') : 'created';
@@ -475,7 +524,8 @@ function createRecordingResponse() {
 			return object;
 		},
 		send(body?: unknown) {
-			if (body !== undefined) recorded.body += typeof body === 'string' ? body : JSON.stringify(body);
+			if (body !== undefined)
+				recorded.body += typeof body === 'string' ? body : JSON.stringify(body);
 			recorded.ended = true;
 			return object;
 		},
@@ -534,7 +584,9 @@ export async function runLoadOptions<T = unknown>(
 	const loadOptions = nodeType.methods?.loadOptions?.[method];
 	if (loadOptions) return (await loadOptions.call(context)) as T;
 	const listSearch = nodeType.methods?.listSearch?.[method];
-	if (listSearch) return (await listSearch.call(context, options.filter, options.paginationToken)) as T;
-	throw new Error(`${nodeType.description.name} has no load-options or list-search method ${method}`);
+	if (listSearch)
+		return (await listSearch.call(context, options.filter, options.paginationToken)) as T;
+	throw new Error(
+		`${nodeType.description.name} has no load-options or list-search method ${method}`,
+	);
 }
-

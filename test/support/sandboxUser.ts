@@ -29,5 +29,10 @@ export async function newSandboxUser(
 		apiKeyExpiresAt: '',
 		...extra,
 	};
-	return { username: grant.username, refreshToken: grant.refresh_token, data, credentials: new CredentialStore(data) };
+	return {
+		username: grant.username,
+		refreshToken: grant.refresh_token,
+		data,
+		credentials: new CredentialStore(data),
+	};
 }

@@ -47,7 +47,13 @@ export interface ProbePlan {
 export interface ProbeResult {
 	ok: boolean;
 	body?: unknown;
-	error?: { message: string; description?: string; httpCode?: string | null; itemIndex?: number; dump: string };
+	error?: {
+		message: string;
+		description?: string;
+		httpCode?: string | null;
+		itemIndex?: number;
+		dump: string;
+	};
 }
 
 /** Every string reachable from an error object (own properties, cause chain), for secret checks. */
@@ -78,7 +84,11 @@ export function dumpError(error: unknown): string {
 }
 
 function describeError(error: unknown): ProbeResult['error'] {
-	const e = error as Error & { description?: string; httpCode?: string | null; context?: IDataObject };
+	const e = error as Error & {
+		description?: string;
+		httpCode?: string | null;
+		context?: IDataObject;
+	};
 	return {
 		message: e.message,
 		description: e.description,
@@ -116,11 +126,21 @@ function makeExecute(plan: ProbePlan) {
 		const run = async (call: ProbeCall, itemIndex?: number): Promise<ProbeResult> => {
 			try {
 				const body = call.allPages
-					? await apiRequestAllPages.call(this, call.allPages.path, { limit: call.allPages.limit, qs: call.allPages.qs, itemIndex })
-					: await apiRequest.call(this, call.method ?? 'GET', call.root ?? 'webhook', call.path ?? '', {
-							...(call.options ?? {}),
+					? await apiRequestAllPages.call(this, call.allPages.path, {
+							limit: call.allPages.limit,
+							qs: call.allPages.qs,
 							itemIndex,
-						});
+						})
+					: await apiRequest.call(
+							this,
+							call.method ?? 'GET',
+							call.root ?? 'webhook',
+							call.path ?? '',
+							{
+								...(call.options ?? {}),
+								itemIndex,
+							},
+						);
 				return { ok: true, body };
 			} catch (error) {
 				if (plan.throwErrors) throw error;
@@ -141,7 +161,12 @@ function makeExecute(plan: ProbePlan) {
 			results = [];
 			for (const call of plan.calls ?? []) results.push(await run(call));
 		}
-		return [results.map((r, i) => ({ json: r as unknown as IDataObject, pairedItem: { item: plan.perItem ? i : 0 } }))];
+		return [
+			results.map((r, i) => ({
+				json: r as unknown as IDataObject,
+				pairedItem: { item: plan.perItem ? i : 0 },
+			})),
+		];
 	};
 }
 
@@ -172,14 +197,29 @@ export async function rawGet(url: string, token?: string): Promise<{ status: num
 
 /** An exchange done by "another n8n process" (straight to the API). */
 export async function exchangeElsewhere(sb: SandboxHandle, username: string, refreshToken: string) {
-	const res = await rawGet(`${roots(sb).report}/apikeys?username=${encodeURIComponent(username)}`, refreshToken);
-	return res as { status: number; json: { api_key: string; refresh_token: string; expires_in: number } };
+	const res = await rawGet(
+		`${roots(sb).report}/apikeys?username=${encodeURIComponent(username)}`,
+		refreshToken,
+	);
+	return res as {
+		status: number;
+		json: { api_key: string; refresh_token: string; expires_in: number };
+	};
 }
 
 /** A fresh API user (isolation: own tokens, own rate-limit bucket) and its credential row. */
-export async function newCredential(sb: SandboxHandle, prefix = 'tx', extra: ICredentialDataDecryptedObject = {}) {
+export async function newCredential(
+	sb: SandboxHandle,
+	prefix = 'tx',
+	extra: ICredentialDataDecryptedObject = {},
+) {
 	const user = await newSandboxUser(sb, uniqueUser(prefix), extra);
-	return { username: user.username, refreshToken: user.refreshToken, store: user.credentials, data: user.data };
+	return {
+		username: user.username,
+		refreshToken: user.refreshToken,
+		store: user.credentials,
+		data: user.data,
+	};
 }
 
 /**

@@ -5,7 +5,16 @@
  */
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { executeNode } from '../support/n8n';
-import { exchangeElsewhere, newCredential, outputOf, probe, rawGet, roots, withPair, type ProbePlan } from './helpers';
+import {
+	exchangeElsewhere,
+	newCredential,
+	outputOf,
+	probe,
+	rawGet,
+	roots,
+	withPair,
+	type ProbePlan,
+} from './helpers';
 
 let sb: SandboxHandle;
 
@@ -20,16 +29,23 @@ afterAll(async () => {
 test('another tool used most of the window: our burst waits it out, zero failed items', async () => {
 	const { store, username } = await newCredential(sb, 'pace-shared');
 	// our credential gets its key and makes one request
-	const warm = await executeNode({ nodeType: probe({ calls: [{ path: '/events' }] }), credentials: store });
+	const warm = await executeNode({
+		nodeType: probe({ calls: [{ path: '/events' }] }),
+		credentials: store,
+	});
 	expect(outputOf(warm)[0].ok).toBe(true);
 	// the other tool rotates (and the new pair lands in our store, as another n8n process would
 	// leave it) and then uses 25 of the 30 slots
 	const other = await exchangeElsewhere(sb, username, store.data.refreshToken as string);
 	expect(other.status).toBe(200);
 	store.replace(withPair(store.data, other.json));
-	for (let i = 0; i < 25; i++) expect((await rawGet(`${roots(sb).webhook}/events`, other.json.api_key)).status).toBe(200);
+	for (let i = 0; i < 25; i++)
+		expect((await rawGet(`${roots(sb).webhook}/events`, other.json.api_key)).status).toBe(200);
 
-	const plan: ProbePlan = { concurrent: true, calls: Array.from({ length: 12 }, () => ({ path: '/events' })) };
+	const plan: ProbePlan = {
+		concurrent: true,
+		calls: Array.from({ length: 12 }, () => ({ path: '/events' })),
+	};
 	const started = Date.now();
 	const result = await executeNode({ nodeType: probe(plan), credentials: store });
 	const elapsed = Date.now() - started;
@@ -38,6 +54,8 @@ test('another tool used most of the window: our burst waits it out, zero failed 
 	expect(out.filter((r) => !r.ok).map((r) => r.error?.message)).toEqual([]);
 	// only 4 slots were free: the rest had to wait until the window moved on
 	expect(elapsed).toBeGreaterThanOrEqual(50_000);
-	const ours = (await sb.control.requests({ username })).filter((r) => r.user_agent?.startsWith('n8n-nodes-learning-platform/'));
+	const ours = (await sb.control.requests({ username })).filter((r) =>
+		r.user_agent?.startsWith('n8n-nodes-learning-platform/'),
+	);
 	expect(ours.filter((r) => r.status === 200 && r.path.endsWith('/events'))).toHaveLength(13);
 }, 150_000);

@@ -22,11 +22,18 @@ test('a burst of 200 requests (4 executions x 50 concurrent) at a lowered limit 
 	await sb.control.setConfig({ rateLimitPerMinute: 100 });
 	const plan: ProbePlan = {
 		concurrent: true,
-		calls: Array.from({ length: 50 }, () => ({ method: 'GET' as const, root: 'webhook' as const, path: '/events' })),
+		calls: Array.from({ length: 50 }, () => ({
+			method: 'GET' as const,
+			root: 'webhook' as const,
+			path: '/events',
+		})),
 	};
 	const started = Date.now();
 	const runs = await Promise.all(
-		Array.from({ length: 4 }, async () => await executeNode({ nodeType: probe(plan), credentials: store })),
+		Array.from(
+			{ length: 4 },
+			async () => await executeNode({ nodeType: probe(plan), credentials: store }),
+		),
 	);
 	const elapsed = Date.now() - started;
 
@@ -35,7 +42,9 @@ test('a burst of 200 requests (4 executions x 50 concurrent) at a lowered limit 
 	const failed = results.filter((r) => !r.ok);
 	expect(failed.map((r) => r.error?.message)).toEqual([]);
 
-	const requests = (await sb.control.requests({ username })).filter((r) => r.path.endsWith('/events'));
+	const requests = (await sb.control.requests({ username })).filter((r) =>
+		r.path.endsWith('/events'),
+	);
 	const rateLimited = requests.filter((r) => r.status === 429).length;
 	expect(requests.filter((r) => r.status === 200)).toHaveLength(200);
 	// paced client-side on the server's own window: not a single 429

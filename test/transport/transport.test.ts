@@ -15,7 +15,9 @@ import type { CredentialStore } from '../support/n8n';
 import { executeNode } from '../support/n8n';
 import { newCredential, outputOf, probe, Secrets, type ProbePlan } from './helpers';
 
-const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8')) as {
+	version: string;
+};
 const UA = `n8n-nodes-learning-platform/${pkg.version} (n8n)`;
 
 let sb: SandboxHandle;
@@ -25,7 +27,12 @@ const stores: CredentialStore[] = [];
 
 async function run(store: CredentialStore, plan: ProbePlan, items = [{ json: {} }]) {
 	const result = await executeNode({ nodeType: probe(plan), credentials: store, items });
-	if (result.error) errorTexts.push(JSON.stringify(result.error), result.error.message, String(result.error.description));
+	if (result.error)
+		errorTexts.push(
+			JSON.stringify(result.error),
+			result.error.message,
+			String(result.error.description),
+		);
 	const out = outputOf(result);
 	for (const r of out) if (r.error) errorTexts.push(r.error.dump);
 	return { result, out };
@@ -38,10 +45,20 @@ async function credential(prefix: string) {
 	return c;
 }
 
-const get = (path: string, root: 'webhook' | 'report' | 'bookmark' = 'webhook', options = {}) => ({ method: 'GET' as const, root, path, options });
+const get = (path: string, root: 'webhook' | 'report' | 'bookmark' = 'webhook', options = {}) => ({
+	method: 'GET' as const,
+	root,
+	path,
+	options,
+});
 
 beforeAll(async () => {
-	sb = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, demoData: false, allowHttpWebhookUrls: true });
+	sb = await startSandbox({
+		quiet: true,
+		rateLimitPerMinute: 6000,
+		demoData: false,
+		allowHttpWebhookUrls: true,
+	});
 });
 
 afterAll(async () => {
@@ -59,7 +76,12 @@ test('every request carries the package User-Agent and Accept: application/json;
 		calls: [
 			get('/events'),
 			get(''),
-			{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/t-ua' } } },
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/t-ua' } },
+			},
 			get('/999999'),
 			get('/completions', 'report', { qs: { limit: 5 } }),
 		],
@@ -75,8 +97,14 @@ test('every request carries the package User-Agent and Accept: application/json;
 
 test('fullResponse resolves status, headers and body', async () => {
 	const { store } = await credential('t-full');
-	const { out } = await run(store, { calls: [{ ...get('/events'), options: { fullResponse: true } }] });
-	const full = out[0].body as { statusCode: number; headers: Record<string, string>; body: { events: string[] } };
+	const { out } = await run(store, {
+		calls: [{ ...get('/events'), options: { fullResponse: true } }],
+	});
+	const full = out[0].body as {
+		statusCode: number;
+		headers: Record<string, string>;
+		body: { events: string[] };
+	};
 	expect(full.statusCode).toBe(200);
 	expect(full.headers['x-ratelimit-limit']).toBe('6000');
 	expect(full.body.events).toContain('*');
@@ -86,28 +114,45 @@ test('HTTP 200 status "Failed": NodeApiError listing each field and its messages
 	const { store } = await credential('t-failed');
 	const bad = { updatedSince: '2024-01-01T00:00:00+00:00', limit: 501 };
 	const { out } = await run(store, {
-		calls: [get('/completions', 'report', { qs: bad }), get('/completions', 'report', { qs: bad, returnFailed: true }), get('/activitycompletions', 'report')],
+		calls: [
+			get('/completions', 'report', { qs: bad }),
+			get('/completions', 'report', { qs: bad, returnFailed: true }),
+			get('/activitycompletions', 'report'),
+		],
 	});
 	expect(out[0].ok).toBe(false);
-	expect(out[0].error!.message).toMatch(/^The learning platform rejected the request: updatedSince: .+; limit: .*500/);
-	expect(out[1]).toMatchObject({ ok: true, body: { status: 'Failed', errors: { updatedSince: expect.any(Array), limit: expect.any(Array) } } });
+	expect(out[0].error!.message).toMatch(
+		/^The learning platform rejected the request: updatedSince: .+; limit: .*500/,
+	);
+	expect(out[1]).toMatchObject({
+		ok: true,
+		body: {
+			status: 'Failed',
+			errors: { updatedSince: expect.any(Array), limit: expect.any(Array) },
+		},
+	});
 	expect(out[2].error!.message).toMatch(/userId or a contentId/i);
 	expect(out[2].error!.message).not.toMatch(/exception:/);
 });
 
 test('failedStatusMessage formats fields and messages', () => {
-	expect(failedStatusMessage({ updatedSince: ['must be Z form.', 'second.'], limit: ['at most 500.'] })).toBe(
-		'updatedSince: must be Z form. second.; limit: at most 500.',
-	);
-	expect(failedStatusMessage({ exception: 'Either a userId or contentId filter is required' })).toBe(
-		'Either a userId or contentId filter is required',
-	);
+	expect(
+		failedStatusMessage({ updatedSince: ['must be Z form.', 'second.'], limit: ['at most 500.'] }),
+	).toBe('updatedSince: must be Z form. second.; limit: at most 500.');
+	expect(
+		failedStatusMessage({ exception: 'Either a userId or contentId filter is required' }),
+	).toBe('Either a userId or contentId filter is required');
 	expect(failedStatusMessage({})).toMatch(/without details/);
 });
 
 test('422: the server message is in the error (duplicate event + url)', async () => {
 	const { store } = await credential('t-422');
-	const body = { event: 'Events\\Courses\\Completion_created', url: 'https://example.com/dup', signing_key: 'sk_test_signing_secret_422', auth_token: 'at_test_auth_token_422' };
+	const body = {
+		event: 'Events\\Courses\\Completion_created',
+		url: 'https://example.com/dup',
+		signing_key: 'sk_test_signing_secret_422',
+		auth_token: 'at_test_auth_token_422',
+	};
 	secrets.add(body.signing_key, body.auth_token);
 	const { out } = await run(store, {
 		calls: [
@@ -117,18 +162,29 @@ test('422: the server message is in the error (duplicate event + url)', async ()
 	});
 	expect(out[0].ok).toBe(true);
 	expect(out[1].error!.httpCode).toBe('422');
-	expect(out[1].error!.message).toMatch(/^The learning platform could not process the request \(422\): .*already exists/i);
+	expect(out[1].error!.message).toMatch(
+		/^The learning platform could not process the request \(422\): .*already exists/i,
+	);
 });
 
 test('404 names the target and what to check; the item index is on the error', async () => {
 	const { store } = await credential('t-404');
-	const { out } = await run(store, { perItem: get('') }, [{ json: { path: '/events' } }, { json: { path: '/424242' } }, { json: { path: '/events' } }]);
+	const { out } = await run(store, { perItem: get('') }, [
+		{ json: { path: '/events' } },
+		{ json: { path: '/424242' } },
+		{ json: { path: '/events' } },
+	]);
 	expect(out.map((r) => r.ok)).toEqual([true, false, true]);
 	expect(out[1].error).toMatchObject({ httpCode: '404', itemIndex: 1 });
-	expect(out[1].error!.message).toBe(`Not found (404): GET webhook API /424242 does not exist on tenancy '${sb.tenancyId}'`);
+	expect(out[1].error!.message).toBe(
+		`Not found (404): GET webhook API /424242 does not exist on tenancy '${sb.tenancyId}'`,
+	);
 
 	// thrown out of the node: n8n sees a NodeApiError with the item index
-	const failed = await run(store, { perItem: get(''), throwErrors: true }, [{ json: { path: '/events' } }, { json: { path: '/424243' } }]);
+	const failed = await run(store, { perItem: get(''), throwErrors: true }, [
+		{ json: { path: '/events' } },
+		{ json: { path: '/424243' } },
+	]);
 	expect(failed.result.error?.name).toBe('NodeApiError');
 	expect(failed.result.error?.context?.itemIndex).toBe(1);
 });
@@ -139,7 +195,9 @@ test('5xx on GET: retried with back-off, then succeeds', async () => {
 	await sb.control.setFaults({ kind: 'http500', count: 2, pathPattern: `/webhooks$` });
 	const { out } = await run(store, { calls: [get('')] });
 	expect(out[0].ok).toBe(true);
-	const statuses = (await sb.control.requests({})).filter((r) => r.path.endsWith('/webhooks') && r.method === 'GET').slice(-3);
+	const statuses = (await sb.control.requests({}))
+		.filter((r) => r.path.endsWith('/webhooks') && r.method === 'GET')
+		.slice(-3);
 	expect(statuses.map((r) => r.status)).toEqual([500, 500, 200]);
 });
 
@@ -148,15 +206,39 @@ test('POST is not retried on 5xx or a dropped connection (may have been processe
 	await run(store, { calls: [get('/events')] });
 	await sb.control.clearRequests();
 	await sb.control.setFaults({ kind: 'http500', count: 1, method: 'POST' });
-	const a = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/p500' } } }] });
-	expect(a.out[0].error!.message).toBe('The learning platform failed to process the request (HTTP 500)');
-	expect(a.out[0].error!.description).toMatch(/not retried because the server may already have processed the POST/);
+	const a = await run(store, {
+		calls: [
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/p500' } },
+			},
+		],
+	});
+	expect(a.out[0].error!.message).toBe(
+		'The learning platform failed to process the request (HTTP 500)',
+	);
+	expect(a.out[0].error!.description).toMatch(
+		/not retried because the server may already have processed the POST/,
+	);
 	await sb.control.setFaults({ kind: 'drop', count: 1, method: 'POST' });
-	const b = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/pdrop' } } }] });
+	const b = await run(store, {
+		calls: [
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/pdrop' } },
+			},
+		],
+	});
 	expect(b.out[0].ok).toBe(false);
 	expect(b.out[0].error!.description).toMatch(/was not retried/);
 	// in the message itself: with Continue On Fail the description does not reach the output
-	expect(b.out[0].error!.message).toMatch(/^Could not reach the learning platform at .*\. The POST may have been processed anyway: check before running it again$/);
+	expect(b.out[0].error!.message).toMatch(
+		/^Could not reach the learning platform at .*\. The POST may have been processed anyway: check before running it again$/,
+	);
 	await sb.control.clearFaults();
 	const posts = (await sb.control.requests({})).filter((r) => r.method === 'POST');
 	expect(posts).toHaveLength(2);
@@ -177,7 +259,15 @@ test('429 waits for Retry-After and retries (GET and POST), never failing the it
 	await sb.control.setFaults({ kind: 'http429', count: 2 });
 	const started = Date.now();
 	const { out } = await run(store, {
-		calls: [get('/events'), { method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/t429' } } }],
+		calls: [
+			get('/events'),
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/t429' } },
+			},
+		],
 	});
 	await sb.control.clearFaults();
 	expect(out.map((r) => r.ok)).toEqual([true, true]);
@@ -189,12 +279,26 @@ test('connection refused: retried, then a clear error naming the base URL', asyn
 	const { store, data } = await credential('t-refused');
 	const closed = await startSandbox({ quiet: true, demoData: false });
 	await closed.close();
-	store.replace({ ...data, baseUrl: closed.url, apiKey: 'ak_never_sent_anywhere_1', apiKeyExpiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+	store.replace({
+		...data,
+		baseUrl: closed.url,
+		apiKey: 'ak_never_sent_anywhere_1',
+		apiKeyExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+	});
 	secrets.add('ak_never_sent_anywhere_1');
 	const { out } = await run(store, {
-		calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/x' } } }],
+		calls: [
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/x' } },
+			},
+		],
 	});
-	expect(out[0].error!.message).toBe(`Could not reach the learning platform at ${closed.url} (ECONNREFUSED)`);
+	expect(out[0].error!.message).toBe(
+		`Could not reach the learning platform at ${closed.url} (ECONNREFUSED)`,
+	);
 	expect(out[0].error!.description).toMatch(/^It was retried 4 times\./);
 }, 60_000);
 
@@ -209,20 +313,38 @@ test('apiRequestAllPages: follows meta.last_page, honours limit, no hidden cap',
 	const made = await run(store, { calls: creates, concurrent: true });
 	expect(made.out.filter((r) => r.ok)).toHaveLength(100);
 	const { out } = await run(store, {
-		calls: [{ allPages: { path: '' } }, { allPages: { path: '', limit: 30 } }, { allPages: { path: '', qs: { perPage: 7 } } }],
+		calls: [
+			{ allPages: { path: '' } },
+			{ allPages: { path: '', limit: 30 } },
+			{ allPages: { path: '', qs: { perPage: 7 } } },
+		],
 	});
 	expect((out[0].body as unknown[]).length).toBe(100);
 	expect((out[1].body as unknown[]).length).toBe(30);
 	// the transport's perPage wins: qs cannot shrink the pages into a cap
 	expect((out[2].body as unknown[]).length).toBe(100);
 	// the 101st is refused with the cap message
-	const over = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: '*', url: 'https://example.com/page-101' } } }] });
+	const over = await run(store, {
+		calls: [
+			{
+				method: 'POST',
+				root: 'webhook',
+				path: '',
+				options: { body: { event: '*', url: 'https://example.com/page-101' } },
+			},
+		],
+	});
 	expect(over.out[0].error!.message).toMatch(/\(422\): .*100/);
 });
 
 test('apiRequestAllPages over several pages: 230 delivery log entries in pages of 100', async () => {
 	// a sandbox of its own: the other tests' '*' subscriptions would receive these events too
-	const own = await startSandbox({ quiet: true, rateLimitPerMinute: 6000, demoData: false, allowHttpWebhookUrls: true });
+	const own = await startSandbox({
+		quiet: true,
+		rateLimitPerMinute: 6000,
+		demoData: false,
+		allowHttpWebhookUrls: true,
+	});
 	const receiver = createServer((_req, res) => res.end('ok'));
 	await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
 	try {
@@ -230,17 +352,33 @@ test('apiRequestAllPages over several pages: 230 delivery log entries in pages o
 		secrets.add(refreshToken);
 		stores.push(store);
 		const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-		const made = await run(store, { calls: [{ method: 'POST', root: 'webhook', path: '', options: { body: { event: 'Events\\Users\\Created', url } } }] });
+		const made = await run(store, {
+			calls: [
+				{
+					method: 'POST',
+					root: 'webhook',
+					path: '',
+					options: { body: { event: 'Events\\Users\\Created', url } },
+				},
+			],
+		});
 		const id = (made.out[0].body as { id: number }).id;
 		for (let i = 0; i < 230; i++) await own.control.simulateEvent('Events\\Users\\Created', { i });
 		await own.control.waitForDeliveries({ subscriptionId: id }, 230, 30_000);
 		await own.control.clearRequests();
-		const { out } = await run(store, { calls: [{ allPages: { path: `/${id}/logs` } }, { allPages: { path: `/${id}/logs`, limit: 150 } }] });
+		const { out } = await run(store, {
+			calls: [
+				{ allPages: { path: `/${id}/logs` } },
+				{ allPages: { path: `/${id}/logs`, limit: 150 } },
+			],
+		});
 		const all = out[0].body as Array<{ id: number }>;
 		expect(all).toHaveLength(230);
 		expect(new Set(all.map((l) => l.id)).size).toBe(230);
 		expect((out[1].body as unknown[]).length).toBe(150);
-		const pages = (await own.control.requests({ username })).map((r) => `${r.query.page}/${r.query.perPage}`);
+		const pages = (await own.control.requests({ username })).map(
+			(r) => `${r.query.page}/${r.query.perPage}`,
+		);
 		expect(pages).toEqual(['1/100', '2/100', '3/100', '1/100', '2/100']);
 	} finally {
 		receiver.closeAllConnections();
@@ -254,11 +392,22 @@ test('scrubbing: secrets never survive into a text or an object', () => {
 		'Authorization: Bearer rt_abcdefghijklmnop {"signing_key":"sk_123456789","auth_token":"tok-98765432","api_key":"ak_x1y2z3w4"} refresh_token=rt_q1w2e3r4t5 ' +
 		'and the raw value my-own-secret-value';
 	const out = scrubSecrets(text, ['my-own-secret-value']);
-	for (const s of ['rt_abcdefghijklmnop', 'sk_123456789', 'tok-98765432', 'ak_x1y2z3w4', 'rt_q1w2e3r4t5', 'my-own-secret-value']) {
+	for (const s of [
+		'rt_abcdefghijklmnop',
+		'sk_123456789',
+		'tok-98765432',
+		'ak_x1y2z3w4',
+		'rt_q1w2e3r4t5',
+		'my-own-secret-value',
+	]) {
 		expect(out).not.toContain(s);
 	}
 	expect(out).toContain('"signing_key":"[redacted]"');
-	expect(scrubObject({ a: { signing_key: 'sk_1234567', auth_token: null, nested: ['Bearer abcdefgh12345'] } })).toEqual({
+	expect(
+		scrubObject({
+			a: { signing_key: 'sk_1234567', auth_token: null, nested: ['Bearer abcdefgh12345'] },
+		}),
+	).toEqual({
 		a: { signing_key: '[redacted]', auth_token: null, nested: ['Bearer [redacted]'] },
 	});
 });

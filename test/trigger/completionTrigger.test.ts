@@ -51,7 +51,8 @@ function state(staticData: IDataObject): IDataObject {
 }
 
 /** What n8n would load after a restart: the saved JSON. */
-const reload = (staticData: IDataObject): IDataObject => JSON.parse(JSON.stringify(staticData)) as IDataObject;
+const reload = (staticData: IDataObject): IDataObject =>
+	JSON.parse(JSON.stringify(staticData)) as IDataObject;
 
 /** Moves the sandbox clock on so the next change gets a later `lastupdated` second. */
 async function nextSecond() {
@@ -60,7 +61,9 @@ async function nextSecond() {
 
 let pick = 0;
 /** A new completion of a course by a learner (distinct pairs, so each makes a new record). */
-async function complete(overrides: { contentId?: number; userId?: number; completionstatus?: string } = {}) {
+async function complete(
+	overrides: { contentId?: number; userId?: number; completionstatus?: string } = {},
+) {
 	pick++;
 	const { completion } = await t.sandbox.control.simulateCompletion({
 		contentId: courses[pick % courses.length],
@@ -70,10 +73,13 @@ async function complete(overrides: { contentId?: number; userId?: number; comple
 	return completion;
 }
 
-const idsOf = (records: Array<Record<string, unknown>>) => records.map((r) => r.completionid as number);
+const idsOf = (records: Array<Record<string, unknown>>) =>
+	records.map((r) => r.completionid as number);
 
 async function feedRequests(username = t.username) {
-	return (await t.sandbox.control.requests({ username, path: '/completions' })).filter((r) => r.status !== null);
+	return (await t.sandbox.control.requests({ username, path: '/completions' })).filter(
+		(r) => r.status !== null,
+	);
 }
 
 describe('polling from now', () => {
@@ -94,13 +100,17 @@ describe('polling from now', () => {
 		expect(await poll({}, staticData)).toEqual([]);
 
 		await nextSecond();
-		const { completion: changed } = await t.sandbox.control.simulateRecordChange(created[1].completionid);
+		const { completion: changed } = await t.sandbox.control.simulateRecordChange(
+			created[1].completionid,
+		);
 		const second = await poll({}, staticData);
 		expect(second).toEqual([changed]);
 		expect(second[0].comment).toMatch(/^Record updated/);
 
 		await nextSecond();
-		const { completion: changedAgain } = await t.sandbox.control.simulateRecordChange(created[1].completionid);
+		const { completion: changedAgain } = await t.sandbox.control.simulateRecordChange(
+			created[1].completionid,
+		);
 		expect(await poll({}, staticData)).toEqual([changedAgain]);
 		expect(await poll({}, staticData)).toEqual([]);
 	});
@@ -127,11 +137,17 @@ describe('polling from now', () => {
 		expect(await run()).toEqual([]);
 		await nextSecond();
 		const batch2 = [await complete()];
-		const { completion: batch1Changed } = await t.sandbox.control.simulateRecordChange(batch1[0].completionid);
-		expect(idsOf(await run()).sort()).toEqual([batch2[0].completionid, batch1Changed.completionid].sort());
+		const { completion: batch1Changed } = await t.sandbox.control.simulateRecordChange(
+			batch1[0].completionid,
+		);
+		expect(idsOf(await run()).sort()).toEqual(
+			[batch2[0].completionid, batch1Changed.completionid].sort(),
+		);
 		expect(await run()).toEqual([]);
 
-		expect(emitted.sort()).toEqual([...idsOf(batch1), batch2[0].completionid, batch1Changed.completionid].sort());
+		expect(emitted.sort()).toEqual(
+			[...idsOf(batch1), batch2[0].completionid, batch1Changed.completionid].sort(),
+		);
 	});
 
 	test('a change that becomes visible late (feed visibility delay) is emitted once it appears', async () => {
@@ -296,7 +312,11 @@ describe('filters and start date', () => {
 		await poll(parameters, staticData);
 		await nextSecond();
 
-		const inProgress = await complete({ contentId, userId: learners[1], completionstatus: 'In Progress' });
+		const inProgress = await complete({
+			contentId,
+			userId: learners[1],
+			completionstatus: 'In Progress',
+		});
 		const done = await complete({ contentId, userId: learners[2], completionstatus: 'Completed' });
 		await complete({ contentId: courses[1], userId: learners[3], completionstatus: 'Completed' });
 
@@ -306,13 +326,22 @@ describe('filters and start date', () => {
 		expect(emitted[0].userdata).toEqual(expect.any(Object));
 		expect(emitted[0].contentid).toBe(contentId);
 		for (const r of await feedRequests()) {
-			expect(r.query).toMatchObject({ contentId: String(contentId), includeEnrolments: 'true', userFields: 'true', limit: '500' });
+			expect(r.query).toMatchObject({
+				contentId: String(contentId),
+				includeEnrolments: 'true',
+				userFields: 'true',
+				limit: '500',
+			});
 		}
 
 		// the in-progress record is not emitted later either; when it completes, it is
 		expect(await poll(parameters, staticData)).toEqual([]);
 		await nextSecond();
-		const nowDone = await complete({ contentId, userId: learners[1], completionstatus: 'Completed' });
+		const nowDone = await complete({
+			contentId,
+			userId: learners[1],
+			completionstatus: 'Completed',
+		});
 		expect(nowDone.completionid).toBe(inProgress.completionid);
 		expect(idsOf(await poll(parameters, staticData))).toEqual([inProgress.completionid]);
 	});
@@ -341,7 +370,10 @@ describe('filters and start date', () => {
 	});
 
 	test('a start date given as an expression (new value each poll) does not restart the position', async () => {
-		const parameters = { startFrom: 'date', startDate: '={{ $now.minus({ minutes: 1 }).toISO() }}' };
+		const parameters = {
+			startFrom: 'date',
+			startDate: '={{ $now.minus({ minutes: 1 }).toISO() }}',
+		};
 		const staticData: IDataObject = {};
 		await poll(parameters, staticData);
 		expect(state(staticData).origin).toBe('date:expression');
@@ -358,7 +390,10 @@ describe('filters and start date', () => {
 		await nextSecond();
 		const change = await complete({ contentId: courses[2] });
 		await t.sandbox.control.clearRequests();
-		const emitted = await poll({ startFrom: 'beginning', filters: { contentId: courses[2] } }, staticData);
+		const emitted = await poll(
+			{ startFrom: 'beginning', filters: { contentId: courses[2] } },
+			staticData,
+		);
 		expect(idsOf(emitted)).toEqual([change.completionid]);
 		const [first] = await feedRequests();
 		expect(first.query.cursor).toBeUndefined();
@@ -366,7 +401,9 @@ describe('filters and start date', () => {
 	});
 
 	test('an invalid start date fails the poll with a clear message', async () => {
-		await expect(poll({ startFrom: 'date', startDate: 'next tuesday' }, {})).rejects.toThrow(/Start Date/);
+		await expect(poll({ startFrom: 'date', startDate: 'next tuesday' }, {})).rejects.toThrow(
+			/Start Date/,
+		);
 	});
 });
 
@@ -410,7 +447,8 @@ async function startProxy(
 			const body = await readBody(req);
 			const headers: Record<string, string> = {};
 			for (const [name, value] of Object.entries(req.headers)) {
-				if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers[name] = value;
+				if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name))
+					headers[name] = value;
 			}
 			const upstream = await request(`${target}${req.url ?? ''}`, {
 				method: (req.method ?? 'GET') as 'GET',
@@ -421,7 +459,10 @@ async function startProxy(
 			if (upstream.statusCode === 200) await onResponse(req.url ?? '', text);
 			const responseHeaders: Record<string, string> = {};
 			for (const [name, value] of Object.entries(upstream.headers)) {
-				if (typeof value === 'string' && !['content-length', 'transfer-encoding', 'connection'].includes(name)) {
+				if (
+					typeof value === 'string' &&
+					!['content-length', 'transfer-encoding', 'connection'].includes(name)
+				) {
 					responseHeaders[name] = value;
 				}
 			}

@@ -72,7 +72,9 @@ describe('advanceFeedState', () => {
 	});
 
 	test('the version does not depend on key order', () => {
-		expect(recordVersion({ a: 1, b: { c: 2, d: 3 } })).toBe(recordVersion({ b: { d: 3, c: 2 }, a: 1 }));
+		expect(recordVersion({ a: 1, b: { c: 2, d: 3 } })).toBe(
+			recordVersion({ b: { d: 3, c: 2 }, a: 1 }),
+		);
 	});
 
 	test('the status filter drops records without emitting them later', () => {
@@ -84,7 +86,11 @@ describe('advanceFeedState', () => {
 		const second = advanceFeedState(first.next, walk([inProgress, done], 'c1'), statusOptions);
 		expect(second.emit).toEqual([]);
 		// once it is completed it is a new version, and passes
-		const completed = { ...inProgress, completionstatus: 'Completed', lastupdated: '2024-05-01T09:01:00Z' };
+		const completed = {
+			...inProgress,
+			completionstatus: 'Completed',
+			lastupdated: '2024-05-01T09:01:00Z',
+		};
 		const third = advanceFeedState(second.next, walk([done, completed], 'c1'), statusOptions);
 		expect(third.emit).toEqual([completed]);
 	});
@@ -120,7 +126,11 @@ describe('advanceFeedState', () => {
 	test('the resume page is remembered even when it is older than since (a quiet feed)', () => {
 		const old = Array.from({ length: 3 }, (_, i) => record(i + 1, `2024-04-0${i + 1}T00:00:00Z`));
 		const recent = record(10, '2024-05-01T12:00:00Z');
-		const first = advanceFeedState(initialFeedState('', '[]', 'beginning'), walk([...old, recent], 'c9'), options);
+		const first = advanceFeedState(
+			initialFeedState('', '[]', 'beginning'),
+			walk([...old, recent], 'c9'),
+			options,
+		);
 		expect(Object.keys(first.next.seen).sort()).toEqual(['1', '10', '2', '3']);
 		// the whole page comes back after c9, nothing is emitted twice
 		const second = advanceFeedState(first.next, walk([...old, recent], 'c9'), options);
@@ -134,9 +144,16 @@ describe('advanceFeedState', () => {
 		const first = advanceFeedState(start(), walk(many, 'c1'), { ...options, pageSize: 5 });
 		// since = 10:49 - 2 min = 10:47; versions kept: the resume page (last 5) and everything >= 10:47
 		expect(first.next.since).toBe('2024-05-01T10:47:00Z');
-		expect(Object.keys(first.next.seen).map(Number).sort((x, y) => x - y)).toEqual([46, 47, 48, 49, 50]);
+		expect(
+			Object.keys(first.next.seen)
+				.map(Number)
+				.sort((x, y) => x - y),
+		).toEqual([46, 47, 48, 49, 50]);
 		// restart from since (cursor rejected): the records >= since come back, none is emitted again
-		const restarted = advanceFeedState(first.next, walk(many.slice(47), 'c2'), { ...options, pageSize: 5 });
+		const restarted = advanceFeedState(first.next, walk(many.slice(47), 'c2'), {
+			...options,
+			pageSize: 5,
+		});
 		expect(restarted.emit).toEqual([]);
 	});
 
@@ -146,7 +163,8 @@ describe('advanceFeedState', () => {
 		const result = advanceFeedState(start(), walk(records, 'c1'), options);
 		const kept = Object.keys(result.next.seen).map(Number);
 		expect(kept).toHaveLength(SEEN_LIMIT);
-		for (let id = count - PAGE + 1; id <= count; id++) expect(result.next.seen[String(id)]).toBeDefined();
+		for (let id = count - PAGE + 1; id <= count; id++)
+			expect(result.next.seen[String(id)]).toBeDefined();
 	});
 });
 

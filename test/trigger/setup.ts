@@ -25,7 +25,10 @@ export interface TriggerTestContext {
 
 let counter = 0;
 
-export async function setUpTriggerTests(name: string, options: SandboxOptions = {}): Promise<TriggerTestContext> {
+export async function setUpTriggerTests(
+	name: string,
+	options: SandboxOptions = {},
+): Promise<TriggerTestContext> {
 	const sandbox = await startSandbox({
 		quiet: true,
 		rateLimitPerMinute: 100_000,
@@ -36,7 +39,10 @@ export async function setUpTriggerTests(name: string, options: SandboxOptions = 
 	});
 
 	const newUser = async (suffix: string) => {
-		const { username, credentials } = await newSandboxUser(sandbox, `trigger-${name}-${suffix}-${process.pid}-${++counter}`);
+		const { username, credentials } = await newSandboxUser(
+			sandbox,
+			`trigger-${name}-${suffix}-${process.pid}-${++counter}`,
+		);
 		return { username, credentials };
 	};
 	const main = await newUser('main');
@@ -46,7 +52,11 @@ export async function setUpTriggerTests(name: string, options: SandboxOptions = 
 		if (!apiKey) {
 			// no exchange yet: do one, and store the rotated pair as n8n would
 			const data = main.credentials.data;
-			const { json: grant } = await exchangeElsewhere(sandbox, main.username, data.refreshToken as string);
+			const { json: grant } = await exchangeElsewhere(
+				sandbox,
+				main.username,
+				data.refreshToken as string,
+			);
 			main.credentials.replace(withPair(data, grant, grant.expires_in * 1000));
 			apiKey = grant.api_key;
 		}
@@ -57,7 +67,10 @@ export async function setUpTriggerTests(name: string, options: SandboxOptions = 
 			headers: { 'user-agent': 'trigger-tests' },
 		});
 		// callers see text that is not JSON as it came
-		return { status: response.status, body: response.json === undefined && response.text ? response.text : response.json };
+		return {
+			status: response.status,
+			body: response.json === undefined && response.text ? response.text : response.json,
+		};
 	};
 
 	return {

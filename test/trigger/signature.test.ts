@@ -15,7 +15,10 @@ const digest = (key: string, bytes: Buffer) => createHmac('sha256', key).update(
 const bearer = `Bearer ${secrets.authToken}`;
 
 // explicit arguments, so `undefined` means "absent" (a default parameter would replace it)
-function check(signature: unknown, ...rest: [authorization?: unknown, rawBody?: Buffer | undefined]) {
+function check(
+	signature: unknown,
+	...rest: [authorization?: unknown, rawBody?: Buffer | undefined]
+) {
 	const authorization = rest.length >= 1 ? rest[0] : bearer;
 	const rawBody = rest.length >= 2 ? rest[1] : body;
 	return verifyDelivery({ rawBody, authorization, signature }, secrets);
@@ -37,18 +40,26 @@ describe('verifyDelivery', () => {
 	});
 
 	test('accepts the header as an array (first value), and a case-insensitive Bearer scheme', () => {
-		expect(check([valid.toString('hex')], [`bearer ${secrets.authToken}`])).toEqual({ valid: true });
+		expect(check([valid.toString('hex')], [`bearer ${secrets.authToken}`])).toEqual({
+			valid: true,
+		});
 	});
 
 	test('rejects a tampered body (one byte changed)', () => {
 		const tampered = Buffer.from(body);
 		tampered[tampered.length - 3] ^= 0x01;
-		expect(check(valid.toString('hex'), bearer, tampered)).toEqual({ valid: false, reason: 'wrong-signature' });
+		expect(check(valid.toString('hex'), bearer, tampered)).toEqual({
+			valid: false,
+			reason: 'wrong-signature',
+		});
 	});
 
 	test('rejects a re-serialised body (same JSON, other bytes)', () => {
 		const reserialised = Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8')), null, 1));
-		expect(check(valid.toString('hex'), bearer, reserialised)).toEqual({ valid: false, reason: 'wrong-signature' });
+		expect(check(valid.toString('hex'), bearer, reserialised)).toEqual({
+			valid: false,
+			reason: 'wrong-signature',
+		});
 	});
 
 	test('rejects a signature made with another key', () => {
@@ -76,18 +87,31 @@ describe('verifyDelivery', () => {
 		// find a body whose digest's base64 holds + or /, which base64url writes as - or _
 		let index = 0;
 		let bytes = digest(secrets.signingKey, Buffer.from(`${index}`));
-		while (!/[+/]/.test(bytes.toString('base64'))) bytes = digest(secrets.signingKey, Buffer.from(`${++index}`));
+		while (!/[+/]/.test(bytes.toString('base64')))
+			bytes = digest(secrets.signingKey, Buffer.from(`${++index}`));
 		const signed = Buffer.from(`${index}`);
 		expect(check(bytes.toString('base64'), bearer, signed)).toEqual({ valid: true });
-		expect(check(bytes.toString('base64url'), bearer, signed)).toEqual({ valid: false, reason: 'malformed-signature' });
+		expect(check(bytes.toString('base64url'), bearer, signed)).toEqual({
+			valid: false,
+			reason: 'malformed-signature',
+		});
 	});
 
 	test('rejects a wrong, missing or malformed bearer token even with a valid signature', () => {
 		const signature = valid.toString('hex');
-		expect(check(signature, `Bearer ${secrets.authToken}x`)).toEqual({ valid: false, reason: 'wrong-token' });
-		expect(check(signature, `Bearer ${secrets.authToken.slice(0, -1)}`)).toEqual({ valid: false, reason: 'wrong-token' });
+		expect(check(signature, `Bearer ${secrets.authToken}x`)).toEqual({
+			valid: false,
+			reason: 'wrong-token',
+		});
+		expect(check(signature, `Bearer ${secrets.authToken.slice(0, -1)}`)).toEqual({
+			valid: false,
+			reason: 'wrong-token',
+		});
 		expect(check(signature, secrets.authToken)).toEqual({ valid: false, reason: 'wrong-token' });
-		expect(check(signature, `Basic ${secrets.authToken}`)).toEqual({ valid: false, reason: 'wrong-token' });
+		expect(check(signature, `Basic ${secrets.authToken}`)).toEqual({
+			valid: false,
+			reason: 'wrong-token',
+		});
 		expect(check(signature, undefined)).toEqual({ valid: false, reason: 'missing-token' });
 	});
 
@@ -97,12 +121,20 @@ describe('verifyDelivery', () => {
 			valid: false,
 			reason: 'no-secrets',
 		});
-		expect(verifyDelivery({ rawBody: body, authorization: bearer, signature }, { authToken: secrets.authToken })).toEqual({
+		expect(
+			verifyDelivery(
+				{ rawBody: body, authorization: bearer, signature },
+				{ authToken: secrets.authToken },
+			),
+		).toEqual({
 			valid: false,
 			reason: 'no-secrets',
 		});
 		expect(
-			verifyDelivery({ rawBody: body, authorization: bearer, signature }, { signingKey: '', authToken: secrets.authToken }),
+			verifyDelivery(
+				{ rawBody: body, authorization: bearer, signature },
+				{ signingKey: '', authToken: secrets.authToken },
+			),
 		).toEqual({ valid: false, reason: 'no-secrets' });
 		expect(check(signature, bearer, undefined)).toEqual({ valid: false, reason: 'no-body' });
 	});

@@ -36,7 +36,12 @@ interface Activation {
 }
 
 function activation(overrides: Partial<Activation> = {}): Activation {
-	return { staticData: {}, credentials: t.credentials, parameters: { event: COMPLETION_CREATED }, ...overrides };
+	return {
+		staticData: {},
+		credentials: t.credentials,
+		parameters: { event: COMPLETION_CREATED },
+		...overrides,
+	};
 }
 
 async function hook(method: 'checkExists' | 'create' | 'delete', a: Activation) {
@@ -83,10 +88,17 @@ async function deliver(
 }
 
 /** The sandbox's next delivery attempt to this subscription after `fire` (exact body and headers). */
-async function captureDelivery(subscriptionId: number, fire: () => Promise<unknown>): Promise<DeliveryAttempt> {
+async function captureDelivery(
+	subscriptionId: number,
+	fire: () => Promise<unknown>,
+): Promise<DeliveryAttempt> {
 	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
 	await fire();
-	const attempts = await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 1, 10_000);
+	const attempts = await t.sandbox.control.waitForDeliveries(
+		{ subscriptionId },
+		before + 1,
+		10_000,
+	);
 	return attempts[before];
 }
 
@@ -130,8 +142,12 @@ describe('activation: create / checkExists / delete', () => {
 		const id = stored(a).subscriptionId as number;
 		expect((await hook('checkExists', a)).result).toBe(true);
 
-		expect((await hook('checkExists', { ...a, parameters: { event: COMPLETION_UPDATED } })).result).toBe(false);
-		expect((await hook('checkExists', { ...a, webhookBaseUrl: 'https://other.test/webhook' })).result).toBe(false);
+		expect(
+			(await hook('checkExists', { ...a, parameters: { event: COMPLETION_UPDATED } })).result,
+		).toBe(false);
+		expect(
+			(await hook('checkExists', { ...a, webhookBaseUrl: 'https://other.test/webhook' })).result,
+		).toBe(false);
 
 		expect((await t.api('PATCH', `/${id}`, { is_enabled: false })).status).toBe(200);
 		expect((await hook('checkExists', a)).result).toBe(false);
@@ -145,7 +161,9 @@ describe('activation: create / checkExists / delete', () => {
 		const a = activation({ webhookBaseUrl: 'https://n8n.test/rotated' });
 		await activate(a);
 		const id = stored(a).subscriptionId as number;
-		expect((await t.api('PATCH', `/${id}`, { signing_key: 'replaced-by-someone-else' })).status).toBe(200);
+		expect(
+			(await t.api('PATCH', `/${id}`, { signing_key: 'replaced-by-someone-else' })).status,
+		).toBe(200);
 		expect((await hook('checkExists', a)).result).toBe(false);
 		await hook('create', a);
 		const subscription = (await subscriptionsOf()).find((s) => s.id === id)!;
@@ -165,9 +183,16 @@ describe('activation: create / checkExists / delete', () => {
 		expect(after.signingKey).not.toBe(first.signingKey);
 		expect(after.authToken).not.toBe(first.authToken);
 
-		const live = (await subscriptionsOf()).filter((s) => s.url === first.url && s.deleted_at === null);
+		const live = (await subscriptionsOf()).filter(
+			(s) => s.url === first.url && s.deleted_at === null,
+		);
 		expect(live).toHaveLength(1);
-		expect(live[0]).toMatchObject({ id: first.subscriptionId, is_enabled: true, signing_key: after.signingKey, auth_token: after.authToken });
+		expect(live[0]).toMatchObject({
+			id: first.subscriptionId,
+			is_enabled: true,
+			signing_key: after.signingKey,
+			auth_token: after.authToken,
+		});
 		await hook('delete', a);
 	});
 
@@ -263,10 +288,14 @@ describe('activation: create / checkExists / delete', () => {
 			await hook('create', filler);
 			fillers.push(filler);
 		}
-		expect((await subscriptionsOf(username)).filter((s) => s.deleted_at === null)).toHaveLength(100);
+		expect((await subscriptionsOf(username)).filter((s) => s.deleted_at === null)).toHaveLength(
+			100,
+		);
 
 		const a = activation({ credentials, webhookBaseUrl: 'https://n8n.test/over-cap' });
-		const error = (await hook('create', a).catch((e: Error) => e)) as Error & { description?: string };
+		const error = (await hook('create', a).catch((e: Error) => e)) as Error & {
+			description?: string;
+		};
 		expect(error).toBeInstanceOf(Error);
 		expect(error.message).toContain('100');
 		expect(error.message).toMatch(/at most 100 webhook subscriptions per API key/);
@@ -287,10 +316,16 @@ describe('activation: create / checkExists / delete', () => {
 		const attempt = await captureDelivery(kept.subscriptionId as number, () =>
 			t.sandbox.control.simulateCompletion({ contentId, userId }),
 		);
-		const { webhookResponse } = await deliver(a, attempt.headers, Buffer.from(attempt.body, 'utf8'));
+		const { webhookResponse } = await deliver(
+			a,
+			attempt.headers,
+			Buffer.from(attempt.body, 'utf8'),
+		);
 		expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
 		expect((await hook('delete', a)).result).toBe(true);
-		expect((await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!.deleted_at).not.toBeNull();
+		expect(
+			(await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!.deleted_at,
+		).not.toBeNull();
 	});
 });
 
@@ -335,7 +370,9 @@ describe('deliveries', () => {
 
 	test('the sandbox signed the delivery with the stored key and sent the stored token', () => {
 		expect(attempt.headers['x-signature']).toBe(
-			createHmac('sha256', stored(a).signingKey as string).update(rawBody).digest('hex'),
+			createHmac('sha256', stored(a).signingKey as string)
+				.update(rawBody)
+				.digest('hex'),
 		);
 		expect(attempt.headers.authorization).toBe(`Bearer ${stored(a).authToken as string}`);
 	});
@@ -346,7 +383,13 @@ describe('deliveries', () => {
 		expect(items).toHaveLength(1);
 		const sent = JSON.parse(attempt.body) as IDataObject;
 		expect(items[0].json).toEqual(sent);
-		expect(Object.keys(items[0].json).sort()).toEqual(['api_version', 'delivery_id', 'event', 'now', 'payload']);
+		expect(Object.keys(items[0].json).sort()).toEqual([
+			'api_version',
+			'delivery_id',
+			'event',
+			'now',
+			'payload',
+		]);
 		expect(items[0].json.event).toBe(COMPLETION_CREATED);
 		expect(items[0].json.api_version).toBe('2.0');
 		const completion = (items[0].json.payload as IDataObject).completion as IDataObject;
@@ -355,23 +398,40 @@ describe('deliveries', () => {
 		expect(response.statusCode).toBe(200);
 		// the acknowledgement n8n sends back (and the platform keeps in its delivery log)
 		expect(webhookResponse.webhookResponse).toEqual({ received: true, passedOn: true });
-		expect(trigger.description.webhooks?.[0]).toMatchObject({ responseMode: 'onReceived', responseData: '' });
+		expect(trigger.description.webhooks?.[0]).toMatchObject({
+			responseMode: 'onReceived',
+			responseData: '',
+		});
 	});
 
 	test('a valid base64 signature is accepted', async () => {
-		const { webhookResponse } = await deliver(a, headersWith({ 'x-signature': digest().toString('base64') }), rawBody);
+		const { webhookResponse } = await deliver(
+			a,
+			headersWith({ 'x-signature': digest().toString('base64') }),
+			rawBody,
+		);
 		expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
 	});
 
 	test('a valid signature with a sha256= prefix is accepted (hex and base64)', async () => {
-		for (const signature of [`sha256=${digest().toString('hex')}`, `sha256=${digest().toString('base64')}`]) {
-			const { webhookResponse } = await deliver(a, headersWith({ 'x-signature': signature }), rawBody);
+		for (const signature of [
+			`sha256=${digest().toString('hex')}`,
+			`sha256=${digest().toString('base64')}`,
+		]) {
+			const { webhookResponse } = await deliver(
+				a,
+				headersWith({ 'x-signature': signature }),
+				rawBody,
+			);
 			expect(webhookResponse.workflowData?.[0]).toHaveLength(1);
 		}
 	});
 
 	test('a tampered body is answered 401 and starts nothing', async () => {
-		const tampered = Buffer.from(attempt.body.replace('"api_version":"2.0"', '"api_version":"2.1"'), 'utf8');
+		const tampered = Buffer.from(
+			attempt.body.replace('"api_version":"2.0"', '"api_version":"2.1"'),
+			'utf8',
+		);
 		expect(tampered.equals(rawBody)).toBe(false);
 		await expectRejected(attempt.headers, tampered);
 	});
@@ -404,8 +464,14 @@ describe('deliveries', () => {
 
 	test('a correctly signed body that is not JSON is answered 400 and starts nothing', async () => {
 		const notJson = Buffer.from('event=Events%5CCourses%5CCompletion_created', 'utf8');
-		const signature = createHmac('sha256', stored(a).signingKey as string).update(notJson).digest('hex');
-		const { webhookResponse, response } = await deliver(a, headersWith({ 'x-signature': signature }), notJson);
+		const signature = createHmac('sha256', stored(a).signingKey as string)
+			.update(notJson)
+			.digest('hex');
+		const { webhookResponse, response } = await deliver(
+			a,
+			headersWith({ 'x-signature': signature }),
+			notJson,
+		);
 		expect(webhookResponse).toEqual({ noWebhookResponse: true });
 		expect(response.statusCode).toBe(400);
 	});
@@ -425,7 +491,9 @@ describe('wildcard subscriptions', () => {
 		const createdRun = await deliver(a, created.headers, Buffer.from(created.body, 'utf8'));
 		expect(createdRun.webhookResponse.workflowData?.[0]).toHaveLength(1);
 
-		const completionId = ((JSON.parse(created.body) as IDataObject).payload as { completion: { id: number } }).completion.id;
+		const completionId = (
+			(JSON.parse(created.body) as IDataObject).payload as { completion: { id: number } }
+		).completion.id;
 		const updated = await captureDelivery(kept.subscriptionId as number, () =>
 			t.sandbox.control.simulateRecordChange(completionId),
 		);
@@ -435,7 +503,9 @@ describe('wildcard subscriptions', () => {
 		expect(updatedRun.webhookResponse.webhookResponse).toEqual({ received: true, passedOn: false });
 
 		// with no choice, the wildcard passes on everything it covers
-		const everything = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'), { event: COURSES_WILDCARD });
+		const everything = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'), {
+			event: COURSES_WILDCARD,
+		});
 		expect(everything.webhookResponse.workflowData?.[0]).toHaveLength(1);
 		await hook('delete', a);
 	});
@@ -457,7 +527,11 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 		await t.sandbox.control.setConfig({ deliveryMaxAttempts: 2, deliveryBackoffMs: 50 });
 		try {
 			await t.sandbox.control.simulateCompletion({ contentId, userId });
-			const attempts = await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 2, 15_000);
+			const attempts = await t.sandbox.control.waitForDeliveries(
+				{ subscriptionId },
+				before + 2,
+				15_000,
+			);
 			[first, retry] = attempts.slice(before, before + 2);
 		} finally {
 			await t.sandbox.control.setConfig({ deliveryMaxAttempts, deliveryBackoffMs });
@@ -466,12 +540,15 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 	afterAll(async () => await hook('delete', a));
 
 	const body = (attempt: DeliveryAttempt) => Buffer.from(attempt.body, 'utf8');
-	const started = (run: Awaited<ReturnType<typeof deliver>>) => run.webhookResponse.workflowData?.[0]?.length ?? 0;
+	const started = (run: Awaited<ReturnType<typeof deliver>>) =>
+		run.webhookResponse.workflowData?.[0]?.length ?? 0;
 	/** Headers as the platform would sign `rawBody` for activation `b`. */
 	const signedFor = (b: Activation, rawBody: Buffer) => ({
 		'content-type': 'application/json',
 		authorization: `Bearer ${stored(b).authToken as string}`,
-		'x-signature': createHmac('sha256', stored(b).signingKey as string).update(rawBody).digest('hex'),
+		'x-signature': createHmac('sha256', stored(b).signingKey as string)
+			.update(rawBody)
+			.digest('hex'),
 	});
 	/** A delivery body with bytes of its own (sign it with signedFor). */
 	const freshBody = (marker: string) => {
@@ -492,7 +569,11 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 
 		const repeated = await deliver(a, retry.headers, body(retry));
 		expect(repeated.webhookResponse.workflowData).toBeUndefined();
-		expect(repeated.webhookResponse.webhookResponse).toEqual({ received: true, passedOn: false, repeated: true });
+		expect(repeated.webhookResponse.webhookResponse).toEqual({
+			received: true,
+			passedOn: false,
+			repeated: true,
+		});
 		expect(repeated.response.statusCode).toBe(200);
 	});
 
@@ -553,7 +634,8 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 	test('with "Ignore Repeated Deliveries" off, every delivery starts an execution', async () => {
 		const rawBody = freshBody('option-off');
 		const parameters = { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } };
-		for (let i = 0; i < 3; i++) expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
+		for (let i = 0; i < 3; i++)
+			expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
 	});
 });
 
@@ -565,7 +647,9 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 		a = activation({ webhookBaseUrl: 'https://n8n.test/replays' });
 		const kept = await activate(a);
 		const { contentId, userId } = await aCourseAndLearner();
-		const attempt = await captureDelivery(kept.subscriptionId as number, () => t.sandbox.control.simulateCompletion({ contentId, userId }));
+		const attempt = await captureDelivery(kept.subscriptionId as number, () =>
+			t.sandbox.control.simulateCompletion({ contentId, userId }),
+		);
 		sent = JSON.parse(attempt.body) as IDataObject;
 		// the sandbox stamps `now` with its clock: the send time of a genuine delivery
 		expect(Math.abs((sent.now as number) * 1000 - Date.now())).toBeLessThan(60_000);
@@ -575,20 +659,29 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 	/** A genuine delivery as the platform would sign it, sent `minutesAgo` before now. */
 	const signedAt = (minutesAgo: number, marker: string) => {
 		const rawBody = Buffer.from(
-			JSON.stringify({ ...sent, now: Math.floor(Date.now() / 1000) - minutesAgo * 60, delivery_id: marker }),
+			JSON.stringify({
+				...sent,
+				now: Math.floor(Date.now() / 1000) - minutesAgo * 60,
+				delivery_id: marker,
+			}),
 			'utf8',
 		);
 		const headers = {
 			'content-type': 'application/json',
 			authorization: `Bearer ${stored(a).authToken as string}`,
-			'x-signature': createHmac('sha256', stored(a).signingKey as string).update(rawBody).digest('hex'),
+			'x-signature': createHmac('sha256', stored(a).signingKey as string)
+				.update(rawBody)
+				.digest('hex'),
 		};
 		return { rawBody, headers };
 	};
 	// repeat memory off: what a restarted n8n process (empty memory) sees
 	const withLimit = (minutes?: number) => ({
 		event: COMPLETION_CREATED,
-		options: { ignoreRepeatedDeliveries: false, ...(minutes === undefined ? {} : { maxDeliveryAgeMinutes: minutes }) },
+		options: {
+			ignoreRepeatedDeliveries: false,
+			...(minutes === undefined ? {} : { maxDeliveryAgeMinutes: minutes }),
+		},
 	});
 
 	test('a signed delivery older than the limit is refused with 400 and starts nothing', async () => {
@@ -596,7 +689,9 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 		const { webhookResponse, response } = await deliver(a, old.headers, old.rawBody, withLimit(60));
 		expect(webhookResponse).toEqual({ noWebhookResponse: true });
 		expect(response.statusCode).toBe(400);
-		expect(String((JSON.parse(response.body) as IDataObject).message)).toMatch(/more than 60 minutes ago.*redispatch/);
+		expect(String((JSON.parse(response.body) as IDataObject).message)).toMatch(
+			/more than 60 minutes ago.*redispatch/,
+		);
 	});
 
 	test('within the limit, and a send time ahead of n8n (clock skew), it runs', async () => {
@@ -612,9 +707,14 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 
 	test('without the option (existing workflows) an old delivery still runs; a forged send time fails the signature', async () => {
 		const old = signedAt(600, 'old-no-option');
-		expect((await deliver(a, old.headers, old.rawBody, withLimit())).webhookResponse.workflowData?.[0]).toHaveLength(1);
+		expect(
+			(await deliver(a, old.headers, old.rawBody, withLimit())).webhookResponse.workflowData?.[0],
+		).toHaveLength(1);
 		// moving `now` forward without the signing key breaks the signature: 401, nothing runs
-		const tampered = Buffer.from(old.rawBody.toString('utf8').replace(/"now":\d+/, `"now":${Math.floor(Date.now() / 1000)}`), 'utf8');
+		const tampered = Buffer.from(
+			old.rawBody.toString('utf8').replace(/"now":\d+/, `"now":${Math.floor(Date.now() / 1000)}`),
+			'utf8',
+		);
 		const forged = await deliver(a, old.headers, tampered, withLimit(60));
 		expect(forged.response.statusCode).toBe(401);
 		expect(forged.webhookResponse.workflowData).toBeUndefined();

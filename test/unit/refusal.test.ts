@@ -3,7 +3,11 @@
  * that reads the stored credential, on a fake clock: minutes of waiting take no real time.
  */
 import type { Clock } from '../../nodes/LearningPlatform/transport/clock';
-import { decideAfterRefusal, REFUSAL_SETTLE_MS, settleRefusal } from '../../nodes/LearningPlatform/transport/refusal';
+import {
+	decideAfterRefusal,
+	REFUSAL_SETTLE_MS,
+	settleRefusal,
+} from '../../nodes/LearningPlatform/transport/refusal';
 
 class FakeClock implements Clock {
 	slept: number[] = [];
@@ -21,30 +25,64 @@ const dead = { deadToken: 'fp-dead', deadSince: 1_000_000 };
 
 describe('decideAfterRefusal', () => {
 	test('stored credential moved on (another execution stored a new pair): retry at once', () => {
-		expect(decideAfterRefusal({ ...dead, stored: 'fp-new', now: dead.deadSince, pauses: 0 })).toEqual({ action: 'retry', reason: 'moved on' });
+		expect(
+			decideAfterRefusal({ ...dead, stored: 'fp-new', now: dead.deadSince, pauses: 0 }),
+		).toEqual({ action: 'retry', reason: 'moved on' });
 		// however long it took to move on
-		expect(decideAfterRefusal({ ...dead, stored: 'fp-new', now: dead.deadSince + 10 * REFUSAL_SETTLE_MS, pauses: 30 })).toEqual({
+		expect(
+			decideAfterRefusal({
+				...dead,
+				stored: 'fp-new',
+				now: dead.deadSince + 10 * REFUSAL_SETTLE_MS,
+				pauses: 30,
+			}),
+		).toEqual({
 			action: 'retry',
 			reason: 'moved on',
 		});
 	});
 
 	test('superseded or stale, store not yet updated: pause, growing from 0.25 s to 5 s', () => {
-		const pauses = [0, 1, 2, 3, 4, 5, 6].map((n) => decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + 1000, pauses: n }));
-		expect(pauses).toEqual([250, 500, 1000, 2000, 4000, 5000, 5000].map((ms) => ({ action: 'pause', ms })));
+		const pauses = [0, 1, 2, 3, 4, 5, 6].map((n) =>
+			decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + 1000, pauses: n }),
+		);
+		expect(pauses).toEqual(
+			[250, 500, 1000, 2000, 4000, 5000, 5000].map((ms) => ({ action: 'pause', ms })),
+		);
 	});
 
 	test('a pause never runs past the settle time', () => {
-		expect(decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + REFUSAL_SETTLE_MS - 300, pauses: 10 })).toEqual({ action: 'pause', ms: 300 });
+		expect(
+			decideAfterRefusal({
+				...dead,
+				stored: 'fp-dead',
+				now: dead.deadSince + REFUSAL_SETTLE_MS - 300,
+				pauses: 10,
+			}),
+		).toEqual({ action: 'pause', ms: 300 });
 	});
 
 	test('really dead: the stored credential held the token for the whole settle time', () => {
-		expect(decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + REFUSAL_SETTLE_MS, pauses: 12 })).toEqual({
+		expect(
+			decideAfterRefusal({
+				...dead,
+				stored: 'fp-dead',
+				now: dead.deadSince + REFUSAL_SETTLE_MS,
+				pauses: 12,
+			}),
+		).toEqual({
 			action: 'fail',
 			reason: 'unchanged',
 		});
 		// a refusal remembered from another execution counts from when it happened
-		expect(decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + REFUSAL_SETTLE_MS + 1, pauses: 0 }).action).toBe('fail');
+		expect(
+			decideAfterRefusal({
+				...dead,
+				stored: 'fp-dead',
+				now: dead.deadSince + REFUSAL_SETTLE_MS + 1,
+				pauses: 0,
+			}).action,
+		).toBe('fail');
 	});
 
 	test('the bound is between 30 and 60 s', () => {

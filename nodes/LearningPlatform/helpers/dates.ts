@@ -37,8 +37,18 @@ const PLACEHOLDER_NODE: INode = {
 	parameters: {},
 };
 
-function invalid(value: unknown, fieldName: string, options: FeedTimestampOptions, why?: string): never {
-	const shown = typeof value === 'string' ? `"${value}"` : typeof value === 'object' ? 'an object' : String(value);
+function invalid(
+	value: unknown,
+	fieldName: string,
+	options: FeedTimestampOptions,
+	why?: string,
+): never {
+	const shown =
+		typeof value === 'string'
+			? `"${value}"`
+			: typeof value === 'object'
+				? 'an object'
+				: String(value);
 	throw new NodeOperationError(
 		options.node ?? PLACEHOLDER_NODE,
 		`The value of "${fieldName}" is not a date: ${shown}${why ? ` (${why})` : ''}`,
@@ -62,7 +72,14 @@ function zoneOffsetMs(utcMs: number, timeZone: string): number {
 	for (const part of formatter.formatToParts(new Date(utcMs))) {
 		if (part.type !== 'literal') parts[part.type] = Number(part.value);
 	}
-	const wallAsUtc = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+	const wallAsUtc = Date.UTC(
+		parts.year,
+		parts.month - 1,
+		parts.day,
+		parts.hour,
+		parts.minute,
+		parts.second,
+	);
 	return wallAsUtc - Math.floor(utcMs / 1000) * 1000;
 }
 
@@ -138,12 +155,17 @@ function toMilliseconds(value: unknown, timeZone: string): number | undefined {
  * return a record again (consumers upsert), a later one could skip it.
  * Throws a NodeOperationError naming `fieldName` and the accepted forms otherwise.
  */
-export function toFeedTimestamp(value: unknown, fieldName: string, options: FeedTimestampOptions = {}): string {
+export function toFeedTimestamp(
+	value: unknown,
+	fieldName: string,
+	options: FeedTimestampOptions = {},
+): string {
 	if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
 		invalid(value, fieldName, options, 'empty');
 	}
 	const milliseconds = toMilliseconds(value, options.timezone ?? 'UTC');
-	if (milliseconds === undefined || !Number.isFinite(milliseconds)) invalid(value, fieldName, options);
+	if (milliseconds === undefined || !Number.isFinite(milliseconds))
+		invalid(value, fieldName, options);
 	const date = new Date(Math.floor(milliseconds / 1000) * 1000);
 	const year = date.getUTCFullYear();
 	if (Number.isNaN(date.getTime()) || year < 1970 || year > 9999) {

@@ -36,7 +36,12 @@ const EVENTS_BY_CATEGORY: Record<Exclude<EventCategory, 'All'>, string[]> = {
 		'Instructor_unassignment',
 	],
 	Users: ['Created', 'Updated', 'Deleted', 'Tenancy_added', 'Tenancy_removed'],
-	Courses: ['Completion_created', 'Completion_updated', 'Completion_deleted', 'Completion_archived'],
+	Courses: [
+		'Completion_created',
+		'Completion_updated',
+		'Completion_deleted',
+		'Completion_archived',
+	],
 	Quiz: ['Attempt_completed'],
 };
 
@@ -107,7 +112,12 @@ export function describeEvent(name: string): EventDefinition {
 	const category = (parts[1] ?? 'All') as EventCategory;
 	const suffix = parts[parts.length - 1] ?? name;
 	if (isWildcardEvent(name)) {
-		return { name, displayName: `All ${parts[1] ?? ''} Events (${name})`, category, isWildcard: true };
+		return {
+			name,
+			displayName: `All ${parts[1] ?? ''} Events (${name})`,
+			category,
+			isWildcard: true,
+		};
 	}
 	return {
 		name,
@@ -158,7 +168,8 @@ export function friendlyEventName(name: string): string {
 	if (isWildcardEvent(name)) return `Any ${label.toLowerCase()} event`.replace(/\s+/g, ' ');
 	if (parts.length < 3) return name;
 	const what = humanise(parts[parts.length - 1]).toLowerCase();
-	if (category === 'Notifications') return `${what.charAt(0).toUpperCase()}${what.slice(1)} notification`;
+	if (category === 'Notifications')
+		return `${what.charAt(0).toUpperCase()}${what.slice(1)} notification`;
 	return `${label} ${what}`;
 }
 
@@ -182,7 +193,9 @@ export function triggerEventOptions(): INodePropertyOptions[] {
  * (the raw name for one this package does not know).
  */
 export function friendlyEventSubtitle(parameter: string): string {
-	const names = Object.fromEntries(ALL_EVENTS.map((event) => [event.name, friendlyEventName(event.name)]));
+	const names = Object.fromEntries(
+		ALL_EVENTS.map((event) => [event.name, friendlyEventName(event.name)]),
+	);
 	return `={{ (${JSON.stringify(names)})[$parameter["${parameter}"]] || $parameter["${parameter}"] }}`;
 }
 

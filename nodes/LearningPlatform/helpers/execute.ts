@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, NodeExecutionHint } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	NodeExecutionHint,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 /** What an operation returns for one input item: one object, or one object per output item. */
@@ -20,9 +25,12 @@ export async function runPerItem(
 		try {
 			const result = await operation.call(this, itemIndex);
 			const records = Array.isArray(result) ? result : [result];
-			const paired = this.helpers.constructExecutionMetaData(this.helpers.returnJsonArray(records), {
-				itemData: { item: itemIndex },
-			});
+			const paired = this.helpers.constructExecutionMetaData(
+				this.helpers.returnJsonArray(records),
+				{
+					itemData: { item: itemIndex },
+				},
+			);
 			// not push(...paired): spreading a feed's 100,000+ records overflows the call stack
 			for (const item of paired) output.push(item);
 		} catch (error) {

@@ -113,7 +113,11 @@ interface FeedPage {
 /** The filters as query parameters; booleans only when enabled (the API's `true` convention). */
 export function feedFilterQuery(filters: FeedFilters): IDataObject {
 	const query: IDataObject = {};
-	if (filters.contentId !== undefined && filters.contentId !== null && String(filters.contentId) !== '') {
+	if (
+		filters.contentId !== undefined &&
+		filters.contentId !== null &&
+		String(filters.contentId) !== ''
+	) {
 		query.contentId = filters.contentId;
 	}
 	if (filters.contentType) query.contentType = filters.contentType.toLowerCase();
@@ -124,8 +128,12 @@ export async function walkFeed(
 	this: LearningPlatformContext,
 	options: FeedWalkOptions,
 ): Promise<FeedWalkResult> {
-	const pageSize = Math.min(Math.max(Math.floor(options.pageSize ?? FEED_MAX_PAGE_SIZE), 1), FEED_MAX_PAGE_SIZE);
-	const maxRecords = options.maxRecords !== undefined ? Math.max(Math.floor(options.maxRecords), 0) : undefined;
+	const pageSize = Math.min(
+		Math.max(Math.floor(options.pageSize ?? FEED_MAX_PAGE_SIZE), 1),
+		FEED_MAX_PAGE_SIZE,
+	);
+	const maxRecords =
+		options.maxRecords !== undefined ? Math.max(Math.floor(options.maxRecords), 0) : undefined;
 	const filterQuery = feedFilterQuery(options.filters);
 	const itemIndex = options.itemIndex ?? 0;
 
@@ -148,7 +156,8 @@ export async function walkFeed(
 	for (;;) {
 		// With a record cap, never ask for more than is still missing: the page then ends exactly
 		// where the output ends, so `nextCursor` resumes without skipping anything.
-		const limit = maxRecords !== undefined ? Math.min(pageSize, maxRecords - unique.size) : pageSize;
+		const limit =
+			maxRecords !== undefined ? Math.min(pageSize, maxRecords - unique.size) : pageSize;
 		const qs: IDataObject = { ...filterQuery, limit };
 		if (cursor) qs.cursor = cursor;
 		if (updatedSince) qs.updatedSince = updatedSince;

@@ -1,4 +1,10 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties, JsonObject } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+	JsonObject,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
 
 import { apiRequest, failedStatusMessage } from '../transport';
@@ -101,7 +107,8 @@ async function requestReport(
 		returnFailed: true,
 	})) as ReportEnvelope;
 	if (envelope?.status === 'Failed') {
-		const requestPart = envelope.requestid !== undefined ? ` (request ID ${envelope.requestid})` : '';
+		const requestPart =
+			envelope.requestid !== undefined ? ` (request ID ${envelope.requestid})` : '';
 		throw new NodeApiError(this.getNode(), envelope as unknown as JsonObject, {
 			message: `The ${REPORT_LABELS[reportType]} report failed${requestPart}: ${failedStatusMessage(
 				envelope.errors ?? {},
@@ -124,13 +131,15 @@ export async function pollReport(
 	wait: WaitOptions,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
-	let envelope = first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
+	let envelope =
+		first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
 	const waitStartedAt = Date.now();
 	const deadline = waitStartedAt + wait.timeoutSeconds * 1000;
 	let pollOffsetMs = 0;
 
 	while (envelope.status !== 'Complete') {
-		if (!wait.waitForResult) return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
+		if (!wait.waitForResult)
+			return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
 		const remaining = deadline - Date.now();
 		if (remaining <= 0) {
 			throw new NodeOperationError(
@@ -143,9 +152,13 @@ export async function pollReport(
 			);
 		}
 		if (this.getExecutionCancelSignal()?.aborted) {
-			throw new NodeOperationError(this.getNode(), `Execution cancelled while waiting for request ID ${requestId}`, {
-				itemIndex,
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				`Execution cancelled while waiting for request ID ${requestId}`,
+				{
+					itemIndex,
+				},
+			);
 		}
 		pollOffsetMs = nextPollOffsetMs(pollOffsetMs);
 		await sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - Date.now(), remaining)));
@@ -189,11 +202,17 @@ export async function runReportPerItem(
 ): Promise<INodeExecutionData[]> {
 	const flags = flagOptions.map((option) => option.name);
 	return await runPerItem.call(this, async function (itemIndex) {
-		const given = Object.entries(filters.call(this, itemIndex)).filter(([, value]) => value !== undefined);
+		const given = Object.entries(filters.call(this, itemIndex)).filter(
+			([, value]) => value !== undefined,
+		);
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 		const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
 		const records = await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
-		const simplify = this.getNodeParameter('simple', itemIndex, simplifyDefault(this.getNode().typeVersion)) as boolean;
+		const simplify = this.getNodeParameter(
+			'simple',
+			itemIndex,
+			simplifyDefault(this.getNode().typeVersion),
+		) as boolean;
 		// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
 		if (!simplify || isPendingItem(records)) return records;
 		return simplifyRecords(records, reportType);

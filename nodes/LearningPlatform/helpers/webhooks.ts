@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, INodePropertyModeValidation } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeProperties,
+	INodePropertyModeValidation,
+} from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { isWildcardEvent } from './events';
@@ -22,7 +27,8 @@ export function maskSecret<T>(value: T): T | string {
  */
 export function maskSubscription(subscription: IDataObject): IDataObject {
 	const masked = { ...subscription };
-	for (const field of SECRET_FIELDS) if (field in masked) masked[field] = maskSecret(masked[field]) as IDataObject[string];
+	for (const field of SECRET_FIELDS)
+		if (field in masked) masked[field] = maskSecret(masked[field]) as IDataObject[string];
 	return masked;
 }
 
@@ -82,7 +88,11 @@ export function assertConcreteEvent(
 		throw new NodeOperationError(
 			this.getNode(),
 			`"${fieldName}" must be a single event, not the wildcard "${event}"`,
-			{ itemIndex, description: 'Sample payloads exist per concrete event, e.g. Events\\Courses\\Completion_created.' },
+			{
+				itemIndex,
+				description:
+					'Sample payloads exist per concrete event, e.g. Events\\Courses\\Completion_created.',
+			},
 		);
 	}
 }
@@ -116,7 +126,9 @@ export function subscriptionBody(
 /** The server's own text of an API error, whatever shape the transport kept the body in. */
 function serverMessage(error: NodeApiError): string {
 	const response = (error.errorResponse ?? {}) as IDataObject;
-	const body = ((response.response as IDataObject | undefined)?.body ?? response) as IDataObject | string;
+	const body = ((response.response as IDataObject | undefined)?.body ?? response) as
+		| IDataObject
+		| string;
 	if (typeof body === 'string' && body.trim() !== '') return body.trim();
 	const fromBody = typeof body === 'object' && body !== null ? body : {};
 	const candidates = [
@@ -124,7 +136,9 @@ function serverMessage(error: NodeApiError): string {
 		(fromBody.error as IDataObject | undefined)?.message,
 		fromBody.error,
 		fromBody.errors && typeof fromBody.errors === 'object'
-			? Object.values(fromBody.errors as IDataObject).flat().join('; ')
+			? Object.values(fromBody.errors as IDataObject)
+					.flat()
+					.join('; ')
 			: fromBody.errors,
 		error.message,
 	];
@@ -166,7 +180,10 @@ export function explainWebhook422(
 }
 
 /** What a 404 means for an operation on one subscription (transport option `notFoundMessage`). */
-export function webhookNotFound(webhookId: number): { notFoundMessage: string; notFoundDescription: string } {
+export function webhookNotFound(webhookId: number): {
+	notFoundMessage: string;
+	notFoundDescription: string;
+} {
 	return {
 		notFoundMessage: `Webhook subscription ${webhookId} not found`,
 		notFoundDescription:
@@ -175,7 +192,10 @@ export function webhookNotFound(webhookId: number): { notFoundMessage: string; n
 }
 
 /** What a 404 means for an operation on one delivery log entry of a subscription. */
-export function logNotFound(webhookId: number, logId: number): { notFoundMessage: string; notFoundDescription: string } {
+export function logNotFound(
+	webhookId: number,
+	logId: number,
+): { notFoundMessage: string; notFoundDescription: string } {
 	return {
 		notFoundMessage: `Delivery log entry ${logId} of webhook subscription ${webhookId} not found`,
 		notFoundDescription:
@@ -287,7 +307,8 @@ export const subscriptionOptionFields: INodeProperties[] = [
 		name: 'is_enabled',
 		type: 'boolean',
 		default: true,
-		description: 'Whether the subscription receives deliveries. A disabled subscription receives nothing.',
+		description:
+			'Whether the subscription receives deliveries. A disabled subscription receives nothing.',
 	},
 	{
 		displayName: 'Signing Key',

@@ -24,7 +24,11 @@ function nextPageToken(page: ListPage, current: number): string | undefined {
 function matches(filter: string | undefined, ...texts: unknown[]): boolean {
 	if (!filter) return true;
 	const needle = filter.toLowerCase();
-	return texts.some((text) => String(text ?? '').toLowerCase().includes(needle));
+	return texts.some((text) =>
+		String(text ?? '')
+			.toLowerCase()
+			.includes(needle),
+	);
 }
 
 /** `Events\Courses\Completion_created` -> "Course completion created" */
@@ -56,7 +60,13 @@ export async function searchWebhooks(
 	})) as ListPage;
 	const results = (response.data ?? [])
 		.filter((subscription) =>
-			matches(filter, subscription.id, subscription.event, eventLabel(subscription.event), subscription.url),
+			matches(
+				filter,
+				subscription.id,
+				subscription.event,
+				eventLabel(subscription.event),
+				subscription.url,
+			),
 		)
 		.map((subscription) => ({
 			// what tells two subscriptions apart comes first, as the list cuts long names off at the end
@@ -73,7 +83,9 @@ export async function searchWebhookLogs(
 	filter?: string,
 	paginationToken?: string,
 ): Promise<INodeListSearchResult> {
-	const webhookId = String(this.getNodeParameter('webhookId', undefined, { extractValue: true }) ?? '').trim();
+	const webhookId = String(
+		this.getNodeParameter('webhookId', undefined, { extractValue: true }) ?? '',
+	).trim();
 	if (!/^\d+$/.test(webhookId)) return { results: [] };
 	const page = Number(paginationToken ?? 1) || 1;
 	const response = (await apiRequest.call(this, 'GET', 'webhook', `/${webhookId}/logs`, {

@@ -12,7 +12,9 @@ import { apiRequest } from '../transport';
 export async function getEvents(this: ILoadOptionsFunctions): Promise<INodePropertyOptions[]> {
 	let names: string[];
 	try {
-		const response = (await apiRequest.call(this, 'GET', 'webhook', '/events')) as { events?: unknown };
+		const response = (await apiRequest.call(this, 'GET', 'webhook', '/events')) as {
+			events?: unknown;
+		};
 		names = Array.isArray(response?.events) ? (response.events as string[]) : [];
 	} catch {
 		return staticEventOptions();

@@ -14,8 +14,11 @@ export interface ConnectionSettings {
 	username: string;
 }
 
-export function connectionSettings(data: ICredentialDataDecryptedObject | IDataObject | undefined): ConnectionSettings {
-	const str = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '');
+export function connectionSettings(
+	data: ICredentialDataDecryptedObject | IDataObject | undefined,
+): ConnectionSettings {
+	const str = (value: unknown) =>
+		typeof value === 'string' || typeof value === 'number' ? String(value).trim() : '';
 	return {
 		baseUrl: str(data?.baseUrl).replace(/\/+$/, ''),
 		tenancyId: str(data?.tenancyId),

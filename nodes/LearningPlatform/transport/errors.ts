@@ -84,7 +84,11 @@ export function inspectFailure(error: unknown): FailureFacts {
 	const facts: FailureFacts = { message: '', cancelled: false };
 	let current: unknown = error;
 	for (let depth = 0; depth < MAX_DEPTH && current && typeof current === 'object'; depth++) {
-		const e = current as IDataObject & { response?: IDataObject; cause?: unknown; message?: string };
+		const e = current as IDataObject & {
+			response?: IDataObject;
+			cause?: unknown;
+			message?: string;
+		};
 		if (!facts.authFailure && typeof e[AUTH_FAILURE] === 'string') {
 			facts.authFailure = {
 				kind: e[AUTH_FAILURE] as AuthFailureKind,
@@ -97,13 +101,19 @@ export function inspectFailure(error: unknown): FailureFacts {
 			};
 		}
 		const response = e.response;
-		if (facts.status === undefined && response && typeof response === 'object' && typeof response.status === 'number') {
+		if (
+			facts.status === undefined &&
+			response &&
+			typeof response === 'object' &&
+			typeof response.status === 'number'
+		) {
 			facts.status = response.status;
 			facts.headers = response.headers;
 			facts.body = response.data ?? response.body;
 		}
 		if (!facts.code && typeof e.code === 'string' && /^[A-Z_]+$/.test(e.code)) facts.code = e.code;
-		if (e.name === 'CanceledError' || e.code === 'ERR_CANCELED' || e.name === 'AbortError') facts.cancelled = true;
+		if (e.name === 'CanceledError' || e.code === 'ERR_CANCELED' || e.name === 'AbortError')
+			facts.cancelled = true;
 		if (typeof e.message === 'string' && e.message) facts.message = e.message;
 		current = e.cause;
 	}
@@ -158,7 +168,10 @@ const SECRET_KEYS = [
 const REDACTED = '[redacted]';
 const keyPattern = SECRET_KEYS.join('|');
 /** "key": "value" / key=value / key: value */
-const KEY_VALUE = new RegExp(`((?:"|')?(?:${keyPattern})(?:"|')?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s,&;}\\]]+)`, 'gi');
+const KEY_VALUE = new RegExp(
+	`((?:"|')?(?:${keyPattern})(?:"|')?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s,&;}\\]]+)`,
+	'gi',
+);
 const BEARER = /\b(Bearer)\s+[^\s"',;]+/gi;
 
 /**
@@ -191,7 +204,10 @@ export function scrubObject<T>(value: T, secrets: Array<string | undefined | nul
 		if (v && typeof v === 'object') {
 			const out: IDataObject = {};
 			for (const [k, x] of Object.entries(v)) {
-				out[k] = keySet.has(k.toLowerCase()) && x !== null && x !== '' ? REDACTED : (walk(x, depth + 1) as IDataObject);
+				out[k] =
+					keySet.has(k.toLowerCase()) && x !== null && x !== ''
+						? REDACTED
+						: (walk(x, depth + 1) as IDataObject);
 			}
 			return out;
 		}
@@ -213,7 +229,8 @@ export function failedStatusMessage(errors: IDataObject): string {
 	const parts: string[] = [];
 	for (const [field, value] of Object.entries(errors)) {
 		let messages: string[];
-		if (Array.isArray(value)) messages = value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
+		if (Array.isArray(value))
+			messages = value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
 		else if (value && typeof value === 'object') messages = [JSON.stringify(value)];
 		else messages = [String(value)];
 		const text = messages.join(' ').trim();
@@ -237,7 +254,11 @@ export function serverMessage(body: unknown): string | undefined {
 		const b = body as IDataObject;
 		if (typeof b.message === 'string' && b.message) return b.message;
 		if (typeof b.error === 'string' && b.error) return b.error;
-		if (b.error && typeof b.error === 'object' && typeof (b.error as IDataObject).message === 'string') {
+		if (
+			b.error &&
+			typeof b.error === 'object' &&
+			typeof (b.error as IDataObject).message === 'string'
+		) {
 			return (b.error as IDataObject).message as string;
 		}
 	}

@@ -28,7 +28,14 @@ import type {
 } from 'n8n-workflow';
 import { NodeApiError, sleep } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE, connectionSettings, rateLimitKey, rootUrl, type ApiRoot, type ConnectionSettings } from './config';
+import {
+	CREDENTIAL_TYPE,
+	connectionSettings,
+	rateLimitKey,
+	rootUrl,
+	type ApiRoot,
+	type ConnectionSettings,
+} from './config';
 import {
 	failedStatusMessage,
 	inspectFailure,
@@ -174,7 +181,8 @@ export async function apiRequest<T = IDataObject>(
 	const checkCancelled = () => {
 		if (isCancelled()) throw cancelledError('The execution was cancelled');
 	};
-	const storedFingerprint = async () => credentialFingerprint(await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex));
+	const storedFingerprint = async () =>
+		credentialFingerprint(await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex));
 
 	let transientRetries = 0;
 	let rateLimitRetries = 0;
@@ -233,7 +241,11 @@ export async function apiRequest<T = IDataObject>(
 					await pause(ms);
 					continue;
 				}
-				if ((kind === 'stale' || kind === 'refused') && dead && credentialMoves < MAX_CREDENTIAL_MOVES) {
+				if (
+					(kind === 'stale' || kind === 'refused') &&
+					dead &&
+					credentialMoves < MAX_CREDENTIAL_MOVES
+				) {
 					const outcome = await settleRefusal(
 						{ deadToken: dead.token, deadSince: dead.since },
 						storedFingerprint,
@@ -242,10 +254,14 @@ export async function apiRequest<T = IDataObject>(
 					);
 					if (outcome === 'moved on') {
 						credentialMoves++;
-						log(`credential ${kind}: the stored credential moved on; repeating the request (${credentialMoves})`);
+						log(
+							`credential ${kind}: the stored credential moved on; repeating the request (${credentialMoves})`,
+						);
 						continue;
 					}
-					log(`credential ${kind}: the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`);
+					log(
+						`credential ${kind}: the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`,
+					);
 				}
 				let message = facts.authFailure.message;
 				let description = facts.authFailure.description;
@@ -268,7 +284,11 @@ export async function apiRequest<T = IDataObject>(
 					log(`429 on ${method} ${root}${path}; retrying after the window (${wait} ms)`);
 					continue; // acquireSlot waits until the bucket is unblocked
 				}
-				if (facts.status >= 500 && isIdempotent(method) && transientRetries < MAX_TRANSIENT_RETRIES) {
+				if (
+					facts.status >= 500 &&
+					isIdempotent(method) &&
+					transientRetries < MAX_TRANSIENT_RETRIES
+				) {
 					transientRetries++;
 					const ms = backoff(transientRetries, 500, 8_000);
 					log(`${facts.status} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
@@ -284,31 +304,61 @@ export async function apiRequest<T = IDataObject>(
 			// --- no answer at all
 			settleSlot(ticket);
 			const refused = facts.code === 'ECONNREFUSED';
-			const transient = refused || (facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) || TRANSIENT_NETWORK_MESSAGE.test(facts.message);
-			if (transient && (refused || isIdempotent(method)) && transientRetries < MAX_TRANSIENT_RETRIES) {
+			const transient =
+				refused ||
+				(facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) ||
+				TRANSIENT_NETWORK_MESSAGE.test(facts.message);
+			if (
+				transient &&
+				(refused || isIdempotent(method)) &&
+				transientRetries < MAX_TRANSIENT_RETRIES
+			) {
 				transientRetries++;
 				const ms = backoff(transientRetries, 500, 8_000);
-				log(`network error ${facts.code ?? ''} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
+				log(
+					`network error ${facts.code ?? ''} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`,
+				);
 				await pause(ms);
 				continue;
 			}
-			throw await apiError(ctx, facts, settings, method, root, path, options, { retries: transientRetries });
+			throw await apiError(ctx, facts, settings, method, root, path, options, {
+				retries: transientRetries,
+			});
 		}
 
 		recordAnswer(ticket, { status: response.statusCode, headers: response.headers });
 
 		const body = response.body as IDataObject | undefined;
-		if (!options.returnFailed && body && typeof body === 'object' && !Array.isArray(body) && body.status === 'Failed') {
+		if (
+			!options.returnFailed &&
+			body &&
+			typeof body === 'object' &&
+			!Array.isArray(body) &&
+			body.status === 'Failed'
+		) {
 			const errors = (body.errors ?? {}) as IDataObject;
-			throw await apiError(ctx, { message: '', cancelled: false, status: response.statusCode, body }, settings, method, root, path, options, {
-				message: `The learning platform rejected the request: ${failedStatusMessage(errors)}`,
-				description: 'Correct the parameters named above and run the node again.',
-				httpCode: '200',
-			});
+			throw await apiError(
+				ctx,
+				{ message: '', cancelled: false, status: response.statusCode, body },
+				settings,
+				method,
+				root,
+				path,
+				options,
+				{
+					message: `The learning platform rejected the request: ${failedStatusMessage(errors)}`,
+					description: 'Correct the parameters named above and run the node again.',
+					httpCode: '200',
+				},
+			);
 		}
 
 		if (options.fullResponse) {
-			return { statusCode: response.statusCode, headers: response.headers, body: response.body } as T;
+			return {
+				statusCode: response.statusCode,
+				headers: response.headers,
+				body: response.body,
+			} as T;
 		}
 		return response.body as T;
 	}
@@ -321,7 +371,10 @@ export async function apiRequest<T = IDataObject>(
 export async function apiRequestAllPages(
 	this: LearningPlatformContext,
 	path: string,
-	options: Pick<ApiRequestOptions, 'qs' | 'itemIndex' | 'notFoundMessage' | 'notFoundDescription'> & { limit?: number } = {},
+	options: Pick<
+		ApiRequestOptions,
+		'qs' | 'itemIndex' | 'notFoundMessage' | 'notFoundDescription'
+	> & { limit?: number } = {},
 ): Promise<IDataObject[]> {
 	const items: IDataObject[] = [];
 	const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Infinity;
@@ -351,7 +404,10 @@ export async function apiRequestAllPages(
 
 // ---------------------------------------------------------------------------------------------
 
-async function loadCredentials(ctx: AnyContext, itemIndex?: number): Promise<ICredentialDataDecryptedObject> {
+async function loadCredentials(
+	ctx: AnyContext,
+	itemIndex?: number,
+): Promise<ICredentialDataDecryptedObject> {
 	try {
 		return await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex);
 	} catch (error) {
@@ -438,11 +494,13 @@ async function apiError(
 			case status === 404 && options.notFoundMessage !== undefined:
 				message = `${options.notFoundMessage} (404${server ? `: ${server}` : ''})`;
 				description =
-					options.notFoundDescription ?? "Check the values you passed, and the credential's Base URL and Tenancy ID.";
+					options.notFoundDescription ??
+					"Check the values you passed, and the credential's Base URL and Tenancy ID.";
 				break;
 			case status === 404:
 				message = `Not found (404): ${target} does not exist on tenancy '${settings.tenancyId}'`;
-				description = "Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.";
+				description =
+					"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.";
 				break;
 			case status === 422: {
 				const details = validationDetails(facts.body);
@@ -498,7 +556,9 @@ async function apiError(
 		{
 			message: safeMessage,
 			...(httpCode ? { httpCode } : {}),
-			...(facts.body !== undefined && typeof facts.body !== 'function' ? { response: { body: facts.body as JsonObject } } : {}),
+			...(facts.body !== undefined && typeof facts.body !== 'function'
+				? { response: { body: facts.body as JsonObject } }
+				: {}),
 		} as JsonObject,
 		secrets,
 	);

@@ -137,7 +137,8 @@ export async function acquireSlot(
 		const ms = Math.min(wait + jitter(100), MAX_SLEEP_MS);
 		options.onWait?.(ms, reason);
 		await sleep(ms);
-		if (options.isCancelled?.()) throw new Error('The execution was cancelled while waiting for the rate limit');
+		if (options.isCancelled?.())
+			throw new Error('The execution was cancelled while waiting for the rate limit');
 	}
 }
 
@@ -145,7 +146,10 @@ export async function acquireSlot(
  * Records the server's answer to a request that held `ticket`: the limit and remaining headers,
  * and for a 429 the block until `Retry-After`. Returns the wait (ms) a 429 imposes, else 0.
  */
-export function recordAnswer(ticket: RateTicket, answer: { status?: number; headers?: unknown }): number {
+export function recordAnswer(
+	ticket: RateTicket,
+	answer: { status?: number; headers?: unknown },
+): number {
 	const b = bucketFor(ticket.key);
 	const now = Date.now();
 	prune(b, now);

@@ -41,7 +41,10 @@ export type RefusalDecision =
 	| { action: 'pause'; ms: number }
 	| { action: 'fail'; reason: 'unchanged' };
 
-export function decideAfterRefusal(facts: RefusalFacts, settleMs = REFUSAL_SETTLE_MS): RefusalDecision {
+export function decideAfterRefusal(
+	facts: RefusalFacts,
+	settleMs = REFUSAL_SETTLE_MS,
+): RefusalDecision {
 	if (facts.stored !== facts.deadToken) return { action: 'retry', reason: 'moved on' };
 	const unchangedFor = facts.now - facts.deadSince;
 	if (unchangedFor >= settleMs) return { action: 'fail', reason: 'unchanged' };
@@ -62,7 +65,10 @@ export async function settleRefusal(
 	settleMs = REFUSAL_SETTLE_MS,
 ): Promise<'moved on' | 'unchanged'> {
 	for (let pauses = 0; ; pauses++) {
-		const decision = decideAfterRefusal({ ...dead, stored: await readStored(), now: time.now(), pauses }, settleMs);
+		const decision = decideAfterRefusal(
+			{ ...dead, stored: await readStored(), now: time.now(), pauses },
+			settleMs,
+		);
 		if (decision.action === 'retry') return decision.reason;
 		if (decision.action === 'fail') return decision.reason;
 		await time.sleep(decision.ms);

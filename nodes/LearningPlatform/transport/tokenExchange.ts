@@ -30,7 +30,15 @@ import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } 
 
 import { clock } from './clock';
 import { connectionSettings, rootUrl, type ConnectionSettings } from './config';
-import { AUTH_FAILURE, authFailure, DEAD_SINCE, DEAD_TOKEN, headerValue, inspectFailure, type AuthFailureError } from './errors';
+import {
+	AUTH_FAILURE,
+	authFailure,
+	DEAD_SINCE,
+	DEAD_TOKEN,
+	headerValue,
+	inspectFailure,
+	type AuthFailureError,
+} from './errors';
 import { USER_AGENT } from './userAgent';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
@@ -59,7 +67,9 @@ const refused = new Map<string, number>();
 
 function tokenHash(settings: ConnectionSettings, refreshToken: string): string {
 	return createHash('sha256')
-		.update(`${settings.baseUrl}\u0000${settings.tenancyId}\u0000${settings.username}\u0000${refreshToken}`)
+		.update(
+			`${settings.baseUrl}\u0000${settings.tenancyId}\u0000${settings.username}\u0000${refreshToken}`,
+		)
 		.digest('hex');
 }
 
@@ -71,7 +81,9 @@ function storedRefreshToken(credentials: ICredentialDataDecryptedObject | IDataO
  * Fingerprint of a credential's refresh token with its base URL, tenancy and username: what a
  * refused or spent token is compared with when the stored credential is read again.
  */
-export function credentialFingerprint(credentials: ICredentialDataDecryptedObject | IDataObject): string {
+export function credentialFingerprint(
+	credentials: ICredentialDataDecryptedObject | IDataObject,
+): string {
 	return tokenHash(connectionSettings(credentials), storedRefreshToken(credentials));
 }
 
@@ -120,7 +132,10 @@ export async function exchangeRefreshToken(
 		!refreshToken && 'Refresh Token',
 	].filter(Boolean);
 	if (missing.length) {
-		throw authFailure('invalid', `The Learning Platform credential is incomplete: ${missing.join(', ')} missing`);
+		throw authFailure(
+			'invalid',
+			`The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
+		);
 	}
 
 	const hash = tokenHash(settings, refreshToken);
@@ -143,7 +158,9 @@ export async function exchangeRefreshToken(
 		);
 	}
 
-	const exchange = runExchange(helpers, settings, refreshToken, hash).finally(() => inFlight.delete(hash));
+	const exchange = runExchange(helpers, settings, refreshToken, hash).finally(() =>
+		inFlight.delete(hash),
+	);
 	inFlight.set(hash, exchange);
 	return await shared(exchange);
 }
@@ -162,7 +179,10 @@ async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
 }
 
 function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) {
-	return authFailure('refused', rejectedMessage(settings), REJECTED_DESCRIPTION, { token: hash, since: refusedAt });
+	return authFailure('refused', rejectedMessage(settings), REJECTED_DESCRIPTION, {
+		token: hash,
+		since: refusedAt,
+	});
 }
 
 async function runExchange(
@@ -192,8 +212,15 @@ async function runExchange(
 		throw exchangeFailure(error, settings, hash);
 	}
 
-	if (response.statusCode !== undefined && (response.statusCode < 200 || response.statusCode >= 300)) {
-		throw exchangeFailure({ response: { status: response.statusCode, headers: response.headers } }, settings, hash);
+	if (
+		response.statusCode !== undefined &&
+		(response.statusCode < 200 || response.statusCode >= 300)
+	) {
+		throw exchangeFailure(
+			{ response: { status: response.statusCode, headers: response.headers } },
+			settings,
+			hash,
+		);
 	}
 
 	// A 2xx answer means the server may have rotated the pair: this token is spent from now on,

@@ -38,7 +38,8 @@ const properties: INodeProperties[] = [
 		options: contentTypeOptions,
 		default: 'course',
 		required: true,
-		description: 'Type of the content; it must match the content ID, or the platform answers "Content not found"',
+		description:
+			'Type of the content; it must match the content ID, or the platform answers "Content not found"',
 	},
 ];
 
@@ -58,7 +59,7 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 			itemIndex,
 			notFoundMessage: `No learner "${username}" or no ${contentType} with ID ${contentId} on this tenancy`,
 			notFoundDescription:
-				'Check the username (the learner\'s login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform\'s own words, in brackets, say which of the two it did not find.',
+				"Check the username (the learner's login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform's own words, in brackets, say which of the two it did not find.",
 		})) as IDataObject;
 		if (response?.success === false) {
 			throw new NodeApiError(this.getNode(), response as JsonObject, {

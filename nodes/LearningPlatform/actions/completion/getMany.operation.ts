@@ -1,9 +1,20 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { hintOnce, runPerItem } from '../../helpers/execute';
 import type { FeedFilters } from '../../helpers/feed';
-import { FEED_FLAGS, feedContentTypeFilter, feedFlagOptions, toFeedTimestamp, walkFeed } from '../../helpers/feed';
+import {
+	FEED_FLAGS,
+	feedContentTypeFilter,
+	feedFlagOptions,
+	toFeedTimestamp,
+	walkFeed,
+} from '../../helpers/feed';
 import { enabledFlags, readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
 import { simplifyRecords } from '../../helpers/simplify';
@@ -35,7 +46,8 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add Filter',
 		default: {},
-		description: 'Sent unchanged on every page: the cursor does not remember them, so keep them the same between runs',
+		description:
+			'Sent unchanged on every page: the cursor does not remember them, so keep them the same between runs',
 		options: [
 			{
 				displayName: 'Content ID',
@@ -79,7 +91,11 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
 		const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		const simplify = this.getNodeParameter('simple', itemIndex, simplifyDefault(this.getNode().typeVersion)) as boolean;
+		const simplify = this.getNodeParameter(
+			'simple',
+			itemIndex,
+			simplifyDefault(this.getNode().typeVersion),
+		) as boolean;
 
 		const updatedSince =
 			rawUpdatedSince === '' || rawUpdatedSince === null || rawUpdatedSince === undefined

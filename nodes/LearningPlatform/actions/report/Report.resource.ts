@@ -25,7 +25,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Attendance',
 				value: 'getAttendance',
-				description: 'Run the Live Learning attendance report; outputs one item per learner and session',
+				description:
+					'Run the Live Learning attendance report; outputs one item per learner and session',
 				action: 'Get attendance',
 			},
 			{

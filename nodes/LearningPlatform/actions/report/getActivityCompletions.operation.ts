@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { showSuspendedOption, userFieldsOption } from '../../helpers/fields';
@@ -69,23 +74,28 @@ const displayOptions = { show: { resource: ['report'], operation: ['getActivityC
 export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(this, 'activitycompletions', flagOptions, function (itemIndex) {
-		const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
-		const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
-		// The server would answer "Failed" only after a request; say it before spending one.
-		if (userId === undefined && contentId === undefined) {
-			throw new NodeOperationError(this.getNode(), 'User ID or Content ID is required', {
-				itemIndex,
-				description:
-					'Activity completions are read per learner or per content: set "User ID", "Content ID", or both.',
-			});
-		}
-		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-		return {
-			userId,
-			contentId,
-			activityId: optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex),
-			contentType: filters.contentType || undefined,
-		};
-	});
+	return await runReportPerItem.call(
+		this,
+		'activitycompletions',
+		flagOptions,
+		function (itemIndex) {
+			const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
+			const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
+			// The server would answer "Failed" only after a request; say it before spending one.
+			if (userId === undefined && contentId === undefined) {
+				throw new NodeOperationError(this.getNode(), 'User ID or Content ID is required', {
+					itemIndex,
+					description:
+						'Activity completions are read per learner or per content: set "User ID", "Content ID", or both.',
+				});
+			}
+			const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+			return {
+				userId,
+				contentId,
+				activityId: optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex),
+				contentType: filters.contentType || undefined,
+			};
+		},
+	);
 }

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
@@ -42,6 +47,13 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 		const reportType = this.getNodeParameter('reportType', itemIndex) as ReportType;
 		const requestId = requiredId.call(this, 'requestId', 'Request ID', itemIndex);
 		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		return await pollReport.call(this, reportType, undefined, requestId, readWaitOptions(options), itemIndex);
+		return await pollReport.call(
+			this,
+			reportType,
+			undefined,
+			requestId,
+			readWaitOptions(options),
+			itemIndex,
+		);
 	});
 }

@@ -10,7 +10,17 @@ import * as redispatch from './redispatch.operation';
 import * as sendSample from './sendSample.operation';
 import * as update from './update.operation';
 
-export { create, deleteWebhook as delete, get, getEvents, getLogs, getMany, redispatch, sendSample, update };
+export {
+	create,
+	deleteWebhook as delete,
+	get,
+	getEvents,
+	getLogs,
+	getMany,
+	redispatch,
+	sendSample,
+	update,
+};
 
 export const description: INodeProperties[] = [
 	{
@@ -42,7 +52,8 @@ export const description: INodeProperties[] = [
 			{
 				name: 'Get Delivery Logs',
 				value: 'getLogs',
-				description: 'List the delivery attempts of a webhook subscription, with status codes and responses',
+				description:
+					'List the delivery attempts of a webhook subscription, with status codes and responses',
 				action: 'Get webhook delivery logs',
 			},
 			{

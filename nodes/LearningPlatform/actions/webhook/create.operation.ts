@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
@@ -50,12 +55,19 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 	return await runPerItem.call(this, async function (itemIndex) {
 		const event = requiredText.call(this, 'event', 'Event', itemIndex);
 		const url = this.getNodeParameter('url', itemIndex, '') as string;
-		const additionalFields = this.getNodeParameter('additionalFields', itemIndex, {}) as IDataObject;
+		const additionalFields = this.getNodeParameter(
+			'additionalFields',
+			itemIndex,
+			{},
+		) as IDataObject;
 		const body = subscriptionBody.call(this, { ...additionalFields, event, url }, itemIndex);
 		hintSecretsShown(body);
 		try {
 			// create returns the secrets unmasked: the user just set them, so they stay in the output
-			return (await apiRequest.call(this, 'POST', 'webhook', '', { body, itemIndex })) as IDataObject;
+			return (await apiRequest.call(this, 'POST', 'webhook', '', {
+				body,
+				itemIndex,
+			})) as IDataObject;
 		} catch (error) {
 			throw explainWebhook422.call(this, error, 'create the webhook subscription', itemIndex);
 		}

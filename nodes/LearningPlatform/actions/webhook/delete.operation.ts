@@ -16,9 +16,14 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
+		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+			extractValue: true,
+		});
 		// 204 with an empty body: confirm with the id so the workflow can tell which one went
-		await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, { itemIndex, ...webhookNotFound(webhookId) });
+		await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, {
+			itemIndex,
+			...webhookNotFound(webhookId),
+		});
 		return { deleted: true, id: webhookId };
 	});
 }

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
@@ -14,7 +19,9 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
+		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+			extractValue: true,
+		});
 		const subscription = (await apiRequest.call(this, 'GET', 'webhook', `/${webhookId}`, {
 			itemIndex,
 			...webhookNotFound(webhookId),

@@ -18,8 +18,14 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
+		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+			extractValue: true,
+		});
 		const limit = readLimit.call(this, itemIndex);
-		return await apiRequestAllPages.call(this, `/${webhookId}/logs`, { limit, itemIndex, ...webhookNotFound(webhookId) });
+		return await apiRequestAllPages.call(this, `/${webhookId}/logs`, {
+			limit,
+			itemIndex,
+			...webhookNotFound(webhookId),
+		});
 	});
 }

@@ -6,9 +6,7 @@ import { readLimit, returnAllAndLimit } from '../../helpers/fields';
 import { maskSubscription } from '../../helpers/webhooks';
 import { apiRequestAllPages } from '../../transport';
 
-const properties: INodeProperties[] = [
-	...returnAllAndLimit,
-];
+const properties: INodeProperties[] = [...returnAllAndLimit];
 
 const displayOptions = { show: { resource: ['webhook'], operation: ['getMany'] } };
 

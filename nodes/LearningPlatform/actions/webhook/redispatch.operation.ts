@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
@@ -17,8 +22,12 @@ export const description = updateDisplayOptions(displayOptions, properties);
 
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
-		const logId = requiredId.call(this, 'logId', 'Delivery Log Entry', itemIndex, { extractValue: true });
+		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+			extractValue: true,
+		});
+		const logId = requiredId.call(this, 'logId', 'Delivery Log Entry', itemIndex, {
+			extractValue: true,
+		});
 		const response = (await apiRequest.call(
 			this,
 			'POST',

@@ -1,4 +1,9 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IDataObject,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
 import { runPerItem } from '../../helpers/execute';
@@ -52,13 +57,19 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
 	const hintSecretsShown = secretsShownHint.call(this);
 	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, { extractValue: true });
+		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+			extractValue: true,
+		});
 		const updateFields = this.getNodeParameter('updateFields', itemIndex, {}) as IDataObject;
 		const body = subscriptionBody.call(this, updateFields, itemIndex);
 		if (Object.keys(body).length === 0) {
-			throw new NodeOperationError(this.getNode(), 'Nothing to update: add at least one field under "Update Fields"', {
-				itemIndex,
-			});
+			throw new NodeOperationError(
+				this.getNode(),
+				'Nothing to update: add at least one field under "Update Fields"',
+				{
+					itemIndex,
+				},
+			);
 		}
 		hintSecretsShown(body);
 		try {
@@ -69,7 +80,12 @@ export async function execute(this: IExecuteFunctions): Promise<INodeExecutionDa
 				...webhookNotFound(webhookId),
 			})) as IDataObject;
 		} catch (error) {
-			throw explainWebhook422.call(this, error, `update webhook subscription ${webhookId}`, itemIndex);
+			throw explainWebhook422.call(
+				this,
+				error,
+				`update webhook subscription ${webhookId}`,
+				itemIndex,
+			);
 		}
 	});
 }
