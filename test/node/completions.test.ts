@@ -200,6 +200,18 @@ describe('completion: getMany', () => {
 		expect((await t.requests('/completions')).slice(before)).toHaveLength(1);
 	});
 
+	test('a Limit of 0 (e.g. from an expression) is refused naming the field, without a request', async () => {
+		const before = (await t.requests('/completions')).length;
+		for (const limit of [0, -3, 2.5]) {
+			const result = await t.run(feed({ limit }));
+			expect(result.error?.message).toBe(
+				`"Limit" must be a whole number of at least 1, got ${limit}`,
+			);
+			expect(result.error?.description).toContain('Return All');
+		}
+		expect((await t.requests('/completions')).length).toBe(before);
+	});
+
 	test("other Failed answers become errors with the server's messages", async () => {
 		const result = await t.run(feed({ filters: { contentType: 'podcast' } }));
 		expect(result.error?.message).toBe(

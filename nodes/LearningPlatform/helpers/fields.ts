@@ -1,4 +1,5 @@
 import type { IExecuteFunctions, INodeProperties, INodePropertyOptions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 /**
  * Fields that several operations (and the completion trigger) show alike. `updateDisplayOptions`
@@ -27,7 +28,20 @@ export const returnAllAndLimit: INodeProperties[] = [
 /** The record cap from `returnAllAndLimit`; undefined means read to the end. */
 export function readLimit(this: IExecuteFunctions, itemIndex: number): number | undefined {
 	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
-	return returnAll ? undefined : (this.getNodeParameter('limit', itemIndex, 50) as number);
+	if (returnAll) return undefined;
+	const limit = this.getNodeParameter('limit', itemIndex, 50) as unknown;
+	// the field's minimum holds in the editor only: an expression can still give 0, -5 or 'ten'
+	if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`"Limit" must be a whole number of at least 1, got ${JSON.stringify(limit)}`,
+			{
+				itemIndex,
+				description: 'Set a positive limit, or turn on "Return All" to get every record.',
+			},
+		);
+	}
+	return limit;
 }
 
 /** The content types as the bookmark, the content report and the completions feed take them. */
