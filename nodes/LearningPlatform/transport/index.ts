@@ -527,14 +527,15 @@ async function apiError(
 				break;
 			case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message): {
 				const code = facts.code ? ` (${facts.code})` : '';
-				const certainlyNotSent = isIdempotent(method) || facts.code === 'ECONNREFUSED';
+				// a read, or a write that never reached the server (connection refused)
+				const repeatable = isIdempotent(method) || facts.code === 'ECONNREFUSED';
 				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
 				// In the message itself: with Continue On Fail only the message reaches the output.
-				if (!certainlyNotSent) {
+				if (!repeatable) {
 					message += `. The ${method} may have been processed anyway: check before running it again`;
 				}
 				description =
-					(certainlyNotSent
+					(repeatable
 						? `It was retried ${overrides.retries ?? 0} times. `
 						: `The ${method} was not retried because the connection failed after it was sent, so the server may have processed it. `) +
 					"Check the credential's Base URL and that the server is reachable from n8n.";
