@@ -4,11 +4,8 @@
 // with apt-get when it is missing, like Redis and PostgreSQL in services.ts: idempotent, nothing
 // runs when /usr/bin/chromium is there. Needs root (CI and the developers' machines run as root).
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { step } from './log';
-import { runChecked } from './processes';
+import { aptInstall } from './services';
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
 
@@ -22,33 +19,7 @@ function findChromium(): string | undefined {
 export async function ensureChromium(): Promise<string> {
 	const found = findChromium();
 	if (found) return found;
-	if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-		throw new Error(
-			"the browser test needs Chromium from Debian's packages: run `sudo apt-get install -y chromium` once (or run as root)",
-		);
-	}
-	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-	const aptLog = path.join(os.tmpdir(), 'lp-apt-chromium.log');
-	await step('apt-get update', () =>
-		runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], {
-			env,
-			logFile: aptLog,
-			name: 'apt-get update',
-			timeoutMs: 600_000,
-		}),
-	);
-	await step(`apt-get install -y chromium (log: ${aptLog})`, () =>
-		runChecked(
-			'apt-get',
-			['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', 'chromium'],
-			{
-				env,
-				logFile: aptLog,
-				name: 'apt-get install chromium',
-				timeoutMs: 900_000,
-			},
-		),
-	);
+	const aptLog = await aptInstall(['chromium'], 'the browser test');
 	const installed = findChromium();
 	if (!installed)
 		throw new Error(

@@ -48,45 +48,49 @@ function findPgBin(): string | undefined {
 let aptUpdated = false;
 
 /**
- * Redis and PostgreSQL from Debian's packages: `apt-get update` (once) and `apt-get install -y
- * redis-server postgresql` when either is missing; nothing when both are there. Needs root (CI
- * and the developers' machines run as root).
+ * `apt-get install -y <packages>` from Debian's packages, with one `apt-get update` per process
+ * before the first install. Needs root (CI and the developers' machines run as root); `purpose`
+ * names what needs the packages in the error otherwise. Returns the log file.
+ */
+export async function aptInstall(packages: string[], purpose: string): Promise<string> {
+	if (typeof process.getuid === 'function' && process.getuid() !== 0) {
+		throw new Error(
+			`${purpose} needs ${packages.join(' and ')} from Debian's packages: run \`sudo apt-get install -y ${packages.join(' ')}\` once (or run as root)`,
+		);
+	}
+	const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+	const aptLog = path.join(os.tmpdir(), `lp-apt-${packages.join('-')}.log`);
+	if (!aptUpdated) {
+		await step('apt-get update', () =>
+			runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], {
+				env,
+				logFile: aptLog,
+				name: 'apt-get update',
+				timeoutMs: 600_000,
+			}),
+		);
+		aptUpdated = true;
+	}
+	await step(`apt-get install -y ${packages.join(' ')} (log: ${aptLog})`, () =>
+		runChecked(
+			'apt-get',
+			['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...packages],
+			{ env, logFile: aptLog, name: 'apt-get install', timeoutMs: 900_000 },
+		),
+	);
+	return aptLog;
+}
+
+/**
+ * Redis and PostgreSQL from Debian's packages, installed when either is missing; nothing runs
+ * when both are there.
  */
 export async function ensureQueueServices(): Promise<QueueServiceBinaries> {
 	let redisServer = findRedisServer();
 	let pgBin = findPgBin();
 	const missing = [...(redisServer ? [] : ['redis-server']), ...(pgBin ? [] : ['postgresql'])];
 	if (missing.length) {
-		if (typeof process.getuid === 'function' && process.getuid() !== 0) {
-			throw new Error(
-				`queue mode needs ${missing.join(' and ')} from Debian's packages: run \`sudo apt-get install -y ${missing.join(' ')}\` once (or run as root)`,
-			);
-		}
-		const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-		const aptLog = path.join(os.tmpdir(), 'lp-apt-queue.log');
-		if (!aptUpdated) {
-			await step('apt-get update', () =>
-				runChecked('apt-get', ['-o', 'DPkg::Lock::Timeout=600', 'update'], {
-					env,
-					logFile: aptLog,
-					name: 'apt-get update',
-					timeoutMs: 600_000,
-				}),
-			);
-			aptUpdated = true;
-		}
-		await step(`apt-get install -y ${missing.join(' ')} (log: ${aptLog})`, () =>
-			runChecked(
-				'apt-get',
-				['-o', 'DPkg::Lock::Timeout=600', 'install', '-y', '--no-install-recommends', ...missing],
-				{
-					env,
-					logFile: aptLog,
-					name: 'apt-get install',
-					timeoutMs: 900_000,
-				},
-			),
-		);
+		const aptLog = await aptInstall(missing, 'queue mode');
 		redisServer = findRedisServer();
 		pgBin = findPgBin();
 		if (!redisServer || !pgBin)

@@ -43,3 +43,23 @@ export function rootUrl(settings: ConnectionSettings, root: ApiRoot): string {
 export function rateLimitKey(settings: ConnectionSettings): string {
 	return `${settings.baseUrl}|${settings.tenancyId}|${settings.username}`;
 }
+
+/** The credential's refresh token, trimmed ('' when there is none). */
+export function refreshTokenOf(data: ICredentialDataDecryptedObject | IDataObject): string {
+	return typeof data.refreshToken === 'string' ? data.refreshToken.trim() : '';
+}
+
+/** The credential fields left empty, by their labels in the credential form. */
+export function missingCredentialFields(
+	data: ICredentialDataDecryptedObject | IDataObject,
+): string[] {
+	const settings = connectionSettings(data);
+	const refreshToken = refreshTokenOf(data);
+	const missing: Array<string | false> = [
+		!settings.baseUrl && 'Base URL',
+		!settings.tenancyId && 'Tenancy ID',
+		!settings.username && 'API Username',
+		!refreshToken && 'Refresh Token',
+	];
+	return missing.filter((field): field is string => field !== false);
+}

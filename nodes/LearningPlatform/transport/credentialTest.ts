@@ -25,7 +25,7 @@ import type {
 	INodeCredentialTestResult,
 } from 'n8n-workflow';
 
-import { connectionSettings } from './config';
+import { connectionSettings, missingCredentialFields } from './config';
 
 /** What the OK result says was not checked; the credential form's notice says the same. */
 export const NOT_CHECKED_NOTE =
@@ -40,12 +40,7 @@ export async function testLearningPlatformCredential(
 	const data = (credential?.data ?? {}) as IDataObject;
 	const settings = connectionSettings(data);
 
-	const missing = [
-		!settings.baseUrl && 'Base URL',
-		!settings.tenancyId && 'Tenancy ID',
-		!settings.username && 'API Username',
-		!(typeof data.refreshToken === 'string' && data.refreshToken.trim()) && 'Refresh Token',
-	].filter(Boolean);
+	const missing = missingCredentialFields(data);
 	if (missing.length) return { status: 'Error', message: `Missing: ${missing.join(', ')}` };
 
 	let parsed: URL | undefined;

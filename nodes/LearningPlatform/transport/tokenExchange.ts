@@ -29,7 +29,13 @@ import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } from 'n8n-workflow';
 
 import { clock } from './clock';
-import { connectionSettings, rootUrl, type ConnectionSettings } from './config';
+import {
+	connectionSettings,
+	missingCredentialFields,
+	refreshTokenOf,
+	rootUrl,
+	type ConnectionSettings,
+} from './config';
 import {
 	AUTH_FAILURE,
 	authFailure,
@@ -73,10 +79,6 @@ function tokenHash(settings: ConnectionSettings, refreshToken: string): string {
 		.digest('hex');
 }
 
-function storedRefreshToken(credentials: ICredentialDataDecryptedObject | IDataObject): string {
-	return typeof credentials.refreshToken === 'string' ? credentials.refreshToken.trim() : '';
-}
-
 /**
  * Fingerprint of a credential's refresh token with its base URL, tenancy and username: what a
  * refused or spent token is compared with when the stored credential is read again.
@@ -84,7 +86,7 @@ function storedRefreshToken(credentials: ICredentialDataDecryptedObject | IDataO
 export function credentialFingerprint(
 	credentials: ICredentialDataDecryptedObject | IDataObject,
 ): string {
-	return tokenHash(connectionSettings(credentials), storedRefreshToken(credentials));
+	return tokenHash(connectionSettings(credentials), refreshTokenOf(credentials));
 }
 
 function markSpent(hash: string) {
@@ -124,13 +126,8 @@ export async function exchangeRefreshToken(
 	credentials: ICredentialDataDecryptedObject,
 ): Promise<RotatedPair> {
 	const settings = connectionSettings(credentials);
-	const refreshToken = storedRefreshToken(credentials);
-	const missing = [
-		!settings.baseUrl && 'Base URL',
-		!settings.tenancyId && 'Tenancy ID',
-		!settings.username && 'API Username',
-		!refreshToken && 'Refresh Token',
-	].filter(Boolean);
+	const refreshToken = refreshTokenOf(credentials);
+	const missing = missingCredentialFields(credentials);
 	if (missing.length) {
 		throw authFailure(
 			'invalid',
