@@ -7,11 +7,9 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
+import { apiKeyExpired } from '../nodes/LearningPlatform/transport/config';
 import { exchangeRefreshToken } from '../nodes/LearningPlatform/transport/tokenExchange';
-import { USER_AGENT } from '../nodes/LearningPlatform/transport/userAgent';
-
-/** An API key this close to its expiry is treated as expired already. */
-const EXPIRY_SKEW_MS = 60_000;
+import { withUserAgent } from '../nodes/LearningPlatform/transport/userAgent';
 
 /**
  * Learning platform API access through an API username and a single-use refresh token.
@@ -113,15 +111,9 @@ export class LearningPlatformApi implements ICredentialType {
 		credentials: ICredentialDataDecryptedObject,
 		requestOptions: IHttpRequestOptions,
 	): Promise<IHttpRequestOptions> {
-		const headers = { ...(requestOptions.headers ?? {}) };
-		headers['User-Agent'] = USER_AGENT;
-
+		const headers = withUserAgent(requestOptions.headers);
 		const apiKey = typeof credentials.apiKey === 'string' ? credentials.apiKey : '';
-		const expiresAt =
-			typeof credentials.apiKeyExpiresAt === 'string' && credentials.apiKeyExpiresAt
-				? Date.parse(credentials.apiKeyExpiresAt)
-				: NaN;
-		const expired = Number.isFinite(expiresAt) && expiresAt - EXPIRY_SKEW_MS <= Date.now();
+		const expired = apiKeyExpired(credentials, Date.now());
 
 		// Why an expired key is not sent: n8n refreshes a credential only when its expirable
 		// property (`apiKey`) is empty or when a request was answered 401; it never looks at

@@ -7,22 +7,19 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { formatFeedTimestamp } from '../LearningPlatform/helpers/dates';
-import type { FeedFilters } from '../LearningPlatform/helpers/feed';
 import {
-	FEED_FLAGS,
+	feedContentIdFilter,
 	feedContentTypeFilter,
-	feedFilterQuery,
 	feedFlagOptions,
-	toFeedTimestamp,
-	walkFeed,
-} from '../LearningPlatform/helpers/feed';
-import {
-	simplifyDefault,
+	filtersCollection,
+	optionsCollection,
 	simplifyProperties,
 } from '../LearningPlatform/actions/common.descriptions';
-import { enabledFlags } from '../LearningPlatform/helpers/fields';
-import { simplifyRecords } from '../LearningPlatform/helpers/simplify';
+import { formatFeedTimestamp, toFeedTimestamp } from '../LearningPlatform/helpers/dates';
+import type { FeedFilters } from '../LearningPlatform/helpers/feed';
+import { FEED_FLAGS, feedFilterQuery, walkFeed } from '../LearningPlatform/helpers/feed';
+import { enabledFlags, parseId } from '../LearningPlatform/helpers/parameters';
+import { simplifyDefault, simplifyRecords } from '../LearningPlatform/helpers/simplify';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import {
 	VISIBILITY_MARGIN_SECONDS,
@@ -82,9 +79,13 @@ function readSettings(this: IPollFunctions): TriggerSettings {
 	if (typeof filterValues.contentType === 'string' && filterValues.contentType !== '') {
 		filters.contentType = filterValues.contentType;
 	}
-	// 0 is the field's empty value (content ids start at 1)
-	const contentId = Number(filterValues.contentId);
-	if (Number.isInteger(contentId) && contentId > 0) filters.contentId = contentId;
+	// Version 1.0 of this field was a number whose empty value was 0; a saved 0 still means "any
+	// content". Anything else that is not a content ID fails the poll (and so the activation)
+	// instead of silently widening the filter to every record.
+	const savedContentId = (this.getNode().parameters.filters as IDataObject | undefined)?.contentId;
+	const contentId =
+		savedContentId === 0 ? undefined : parseId.call(this, filterValues.contentId, 'Content ID', 0);
+	if (contentId !== undefined) filters.contentId = contentId;
 	const statuses = Array.isArray(filterValues.statuses) ? (filterValues.statuses as string[]) : [];
 	const query = feedFilterQuery(filters);
 	const filtersKey = JSON.stringify(
@@ -222,40 +223,20 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				description:
 					'Records changed at or after this time are emitted first. Changing the date later starts over from the new date (unless it is an expression).',
 			},
-			{
-				displayName: 'Filters',
-				name: 'filters',
-				type: 'collection',
-				placeholder: 'Add Filter',
-				default: {},
-				options: [
-					{
-						displayName: 'Completion Status',
-						name: 'statuses',
-						type: 'multiOptions',
-						options: COMPLETION_STATUSES.map((status) => ({ name: status, value: status })),
-						default: [],
-						description:
-							'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Include Not Completed.',
-					},
-					{
-						displayName: 'Content ID',
-						name: 'contentId',
-						type: 'number',
-						default: 0,
-						description: 'Only records of this content',
-					},
-					feedContentTypeFilter,
-				],
-			},
-			{
-				displayName: 'Options',
-				name: 'options',
-				type: 'collection',
-				placeholder: 'Add Option',
-				default: {},
-				options: feedFlagOptions,
-			},
+			filtersCollection([
+				{
+					displayName: 'Completion Status',
+					name: 'statuses',
+					type: 'multiOptions',
+					options: COMPLETION_STATUSES.map((status) => ({ name: status, value: status })),
+					default: [],
+					description:
+						'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Include Not Completed.',
+				},
+				feedContentIdFilter,
+				feedContentTypeFilter,
+			]),
+			optionsCollection(feedFlagOptions),
 			...simplifyProperties('completion'),
 		],
 	};

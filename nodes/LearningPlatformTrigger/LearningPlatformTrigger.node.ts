@@ -10,11 +10,11 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
+import { eventPicker } from '../LearningPlatform/actions/common.descriptions';
 import {
 	eventMatches,
 	friendlyEventSubtitle,
 	isWildcardEvent,
-	triggerEventOptions,
 } from '../LearningPlatform/helpers/events';
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
@@ -27,8 +27,6 @@ import {
 	readStoredSubscription,
 	subscriptionExists,
 } from './subscription';
-
-const DEFAULT_EVENT = 'Events\\Courses\\Completion_created';
 
 function reject(
 	this: IWebhookFunctions,
@@ -87,23 +85,18 @@ export class LearningPlatformTrigger implements INodeType {
 			},
 		],
 		properties: [
-			{
-				// A fixed list (the spec's events), named "Event": n8n's node picker then lists one
-				// entry per event ("On course completion created"), as for its own triggers. An event
-				// the platform adds later can still be given as an expression.
-				displayName: 'Event',
-				name: 'event',
-				type: 'options',
-				options: triggerEventOptions(),
-				required: true,
-				default: DEFAULT_EVENT,
-				// n8n 2.x cannot show advice only when it applies (displayOptions compare parameters, and
-				// nothing in a description can read the webhook URL), so the HTTPS rule is a quiet hint
-				// here, and activation refuses an http:// URL with an explanation before sending anything.
-				hint: "The platform delivers only to https:// addresses: check that the Webhook URLs above start with https://. If not, set n8n's WEBHOOK_URL to its public https:// address, or use the Learning Platform Completion Trigger (polls, no public address needed).",
+			// A fixed list (the spec's events), named "Event": n8n's node picker then lists one entry
+			// per event ("On course completion created"), as for its own triggers.
+			eventPicker({
+				fixedList: {
+					// n8n cannot show advice only when it applies (displayOptions compare parameters, and
+					// nothing in a description can read the webhook URL), so the HTTPS rule is a quiet
+					// hint, and activation refuses an http:// URL with an explanation before sending anything.
+					hint: "The platform delivers only to https:// addresses: check that the Webhook URLs above start with https://. If not, set n8n's WEBHOOK_URL to its public https:// address, or use the Learning Platform Completion Trigger (polls, no public address needed).",
+				},
 				description:
 					'The event to subscribe to. A wildcard (Any event, or Any ... event of one category) subscribes to every event it covers. An event not listed here can be given as an expression with its full name, e.g. Events\\Courses\\Completion_created.',
-			},
+			}),
 			{
 				displayName: 'Pass On Event Names or IDs',
 				name: 'passOnEvents',

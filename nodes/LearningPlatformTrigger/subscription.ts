@@ -3,7 +3,7 @@ import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { MASK_VISIBLE_CHARACTERS } from '../LearningPlatform/helpers/webhooks';
-import { apiRequest } from '../LearningPlatform/transport';
+import { apiRequest, rejectionOf, statusOf } from '../LearningPlatform/transport';
 
 /**
  * The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
@@ -69,28 +69,10 @@ function storeSubscription(staticData: IDataObject, subscription: StoredSubscrip
 	for (const key of STORED_KEYS) staticData[key] = subscription[key];
 }
 
-/** The HTTP status of a transport error (NodeApiError keeps it as the string `httpCode`). */
-export function httpStatusOf(error: unknown): string | undefined {
-	if (error === null || typeof error !== 'object') return undefined;
-	const candidate = error as { httpCode?: unknown; statusCode?: unknown; status?: unknown };
-	for (const value of [candidate.httpCode, candidate.statusCode, candidate.status]) {
-		if (value !== undefined && value !== null && value !== '') return String(value);
-	}
-	return undefined;
-}
-
 /** The transport already throws n8n errors (secrets scrubbed): pass those on; wrap anything else. */
 function asNodeError(this: IHookFunctions, error: unknown): NodeApiError | NodeOperationError {
 	if (error instanceof NodeApiError || error instanceof NodeOperationError) return error;
 	return new NodeApiError(this.getNode(), error as JsonObject);
-}
-
-function errorText(error: unknown): string {
-	if (error === null || typeof error !== 'object') return String(error);
-	const candidate = error as { message?: unknown; description?: unknown };
-	return [candidate.message, candidate.description]
-		.filter((part) => typeof part === 'string')
-		.join(' ');
 }
 
 /** Single objects may come bare (as the spec shows) or wrapped in `data`. */
@@ -187,7 +169,7 @@ export async function subscriptionExists(
 			await apiRequest.call(this, 'GET', 'webhook', `/${stored.subscriptionId}`),
 		);
 	} catch (error) {
-		if (httpStatusOf(error) === '404') {
+		if (statusOf(error) === 404) {
 			clearStoredSubscription(staticData);
 			return false;
 		}
@@ -237,13 +219,13 @@ export async function createSubscription(
 		);
 		subscriptionId = created?.id;
 	} catch (error) {
-		if (httpStatusOf(error) !== '422') throw asNodeError.call(this, error);
+		if (statusOf(error) !== 422) throw asNodeError.call(this, error);
 		// Which 422 it is: look for the pair rather than trusting the message wording.
 		const { match, total } = await findSubscription.call(this, event, webhookUrl);
 		if (match) {
 			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
 			subscriptionId = match.id;
-		} else if (total >= SUBSCRIPTION_CAP || /maximum|limit|100/i.test(errorText(error))) {
+		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
 			throw new NodeOperationError(
 				this.getNode(),
 				`The learning platform allows at most ${SUBSCRIPTION_CAP} webhook subscriptions per API key, and this credential's API key has reached that limit`,
@@ -286,7 +268,7 @@ export async function deleteSubscription(this: IHookFunctions): Promise<boolean>
 	try {
 		await apiRequest.call(this, 'DELETE', 'webhook', `/${subscriptionId}`);
 	} catch (error) {
-		if (httpStatusOf(error) !== '404') return false;
+		if (statusOf(error) !== 404) return false;
 	}
 	clearStoredSubscription(staticData);
 	return true;

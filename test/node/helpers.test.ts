@@ -1,6 +1,7 @@
-import { NodeOperationError } from 'n8n-workflow';
+import type { INode } from 'n8n-workflow';
+import { NodeOperationError, tryToParseDateTime } from 'n8n-workflow';
 
-import { toFeedTimestamp } from '../../nodes/LearningPlatform/helpers/feed';
+import { toFeedTimestamp } from '../../nodes/LearningPlatform/helpers/dates';
 import {
 	ALL_EVENTS,
 	CONCRETE_EVENTS,
@@ -46,6 +47,15 @@ describe('events', () => {
 });
 
 describe('toFeedTimestamp', () => {
+	const node: INode = {
+		id: 'n1',
+		name: 'Learning Platform',
+		type: 'n8n-nodes-learning-platform.learningPlatform',
+		typeVersion: 1.1,
+		position: [0, 0],
+		parameters: {},
+	};
+
 	test.each([
 		['Z form', '2024-05-01T09:00:00Z', '2024-05-01T09:00:00Z'],
 		['space separator, UTC zone', '2024-05-01 09:00:00 UTC', '2024-05-01T09:00:00Z'],
@@ -56,25 +66,30 @@ describe('toFeedTimestamp', () => {
 		['epoch seconds number', 1714554000, '2024-05-01T09:00:00Z'],
 		['JS Date', new Date('2024-05-01T09:00:00.900Z'), '2024-05-01T09:00:00Z'],
 		['RFC 2822 with zone', 'Wed, 01 May 2024 09:00:00 GMT', '2024-05-01T09:00:00Z'],
-		['Luxon-like object', { isValid: true, toMillis: () => 1714554000000 }, '2024-05-01T09:00:00Z'],
+		[
+			'Luxon DateTime ($now)',
+			tryToParseDateTime('2024-05-01T18:00:00+09:00'),
+			'2024-05-01T09:00:00Z',
+		],
+		['epoch seconds as text', '1714554000', '2024-05-01T09:00:00Z'],
 	])('%s', (_name, value, expected) => {
-		expect(toFeedTimestamp(value, 'Since')).toBe(expected);
+		expect(toFeedTimestamp(value, 'Since', { node })).toBe(expected);
 	});
 
 	test('wall-clock values follow the given zone, across daylight saving', () => {
-		expect(toFeedTimestamp('2024-03-31T01:30:00', 'Since', { timezone: 'Europe/London' })).toBe(
-			'2024-03-31T01:30:00Z',
-		);
-		expect(toFeedTimestamp('2024-03-31T03:30:00', 'Since', { timezone: 'Europe/London' })).toBe(
-			'2024-03-31T02:30:00Z',
-		);
-		expect(toFeedTimestamp('2024-07-01T00:00:00', 'Since', { timezone: 'Asia/Kolkata' })).toBe(
-			'2024-06-30T18:30:00Z',
-		);
+		expect(
+			toFeedTimestamp('2024-03-31T01:30:00', 'Since', { node, timezone: 'Europe/London' }),
+		).toBe('2024-03-31T01:30:00Z');
+		expect(
+			toFeedTimestamp('2024-03-31T03:30:00', 'Since', { node, timezone: 'Europe/London' }),
+		).toBe('2024-03-31T02:30:00Z');
+		expect(
+			toFeedTimestamp('2024-07-01T00:00:00', 'Since', { node, timezone: 'Asia/Kolkata' }),
+		).toBe('2024-06-30T18:30:00Z');
 		// an explicit offset wins over the zone
-		expect(toFeedTimestamp('2024-07-01T00:00:00Z', 'Since', { timezone: 'Asia/Kolkata' })).toBe(
-			'2024-07-01T00:00:00Z',
-		);
+		expect(
+			toFeedTimestamp('2024-07-01T00:00:00Z', 'Since', { node, timezone: 'Asia/Kolkata' }),
+		).toBe('2024-07-01T00:00:00Z');
 	});
 
 	test.each([
@@ -82,7 +97,8 @@ describe('toFeedTimestamp', () => {
 		['null', null],
 		['words', 'last tuesday'],
 		['zone-less non-ISO text', '05/01/2024 09:00'],
-		['invalid Luxon', { isValid: false, toMillis: () => NaN }],
+		['invalid Luxon', tryToParseDateTime('2024-05-01T09:00:00Z').setZone('Not/AZone')],
+		['a day that does not exist', '2024-02-30'],
 		['NaN', Number.NaN],
 		['invalid Date', new Date('nope')],
 		['boolean', true],
@@ -90,7 +106,7 @@ describe('toFeedTimestamp', () => {
 	])('%s is refused with a NodeOperationError naming the field', (_name, value) => {
 		let thrown: unknown;
 		try {
-			toFeedTimestamp(value, 'Updated Since', { itemIndex: 3 });
+			toFeedTimestamp(value, 'Updated Since', { node, itemIndex: 3 });
 		} catch (error) {
 			thrown = error;
 		}

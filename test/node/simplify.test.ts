@@ -5,8 +5,7 @@
  */
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { SIMPLIFIED_FIELDS } from '../../nodes/LearningPlatform/actions/common.descriptions';
-import { simplifyRecord } from '../../nodes/LearningPlatform/helpers/simplify';
+import { SIMPLIFIED_FIELDS, simplifyRecord } from '../../nodes/LearningPlatform/helpers/simplify';
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { LearningPlatformCompletionTrigger } from '../../nodes/LearningPlatformCompletionTrigger/LearningPlatformCompletionTrigger.node';
 import { runPoll } from '../support/n8n';

@@ -346,6 +346,22 @@ describe('filters and start date', () => {
 		expect(idsOf(await poll(parameters, staticData))).toEqual([inProgress.completionid]);
 	});
 
+	test('an invalid Content ID fails the poll (and so the activation) naming the field, instead of reading every record', async () => {
+		await t.sandbox.control.clearRequests();
+		for (const contentId of ['={{ "12a" }}', 'abc', -3, 2.5]) {
+			await expect(poll({ filters: { contentId } }, {})).rejects.toThrow(
+				/^"Content ID" must be a positive whole number, got "/,
+			);
+		}
+		// refused before any request: nothing was read with a widened filter
+		expect(await feedRequests()).toEqual([]);
+
+		// 0 was the empty value of the field's first version: saved workflows keep reading all content
+		await poll({ filters: { contentId: 0 } }, {});
+		const [request] = await feedRequests();
+		expect(request.query.contentId).toBeUndefined();
+	});
+
 	test('content type filter is sent in the API form', async () => {
 		const staticData: IDataObject = {};
 		await t.sandbox.control.clearRequests();

@@ -1,45 +1,73 @@
-import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
-import { NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import * as bookmark from './bookmark/Bookmark.resource';
 import * as completion from './completion/Completion.resource';
 import * as report from './report/Report.resource';
 import * as webhook from './webhook/Webhook.resource';
 
-type Operation = { execute: (this: IExecuteFunctions) => Promise<INodeExecutionData[]> };
+/** What an operation returns for one input item: one object, or one object per output item. */
+export type ItemResult = IDataObject | IDataObject[];
 
-const resources: Record<string, Record<string, Operation>> = {
-	bookmark: { create: bookmark.create },
-	completion: { getMany: completion.getMany },
-	report: {
-		getActivityCompletions: report.getActivityCompletions,
-		getAttendance: report.getAttendance,
-		getContent: report.getContent,
-		getResult: report.getResult,
-	},
-	webhook: {
-		getEvents: webhook.getEvents,
-		getMany: webhook.getMany,
-		get: webhook.get,
-		create: webhook.create,
-		update: webhook.update,
-		delete: webhook.delete,
-		getLogs: webhook.getLogs,
-		redispatch: webhook.redispatch,
-		sendSample: webhook.sendSample,
-	},
+interface Operation {
+	execute(this: IExecuteFunctions, itemIndex: number): Promise<ItemResult>;
+}
+
+/** Each resource module exports its operations by their `operation` value. */
+const resources: Record<string, Record<string, unknown>> = {
+	bookmark,
+	completion,
+	report,
+	webhook,
 };
 
-/** resource + operation -> that operation's `execute` (each handles its items itself). */
+function operationFor(resource: string, operation: string): Operation | undefined {
+	const candidate = resources[resource]?.[operation] as Partial<Operation> | undefined;
+	return typeof candidate?.execute === 'function' ? (candidate as Operation) : undefined;
+}
+
+/**
+ * Runs the chosen operation once per input item and does, in one place, what every operation
+ * needs: `pairedItem` on each output item, "Continue On Fail" (an `{ error }` item paired to the
+ * failing input), and the item index on errors so the editor points at the right item.
+ */
 export async function router(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
 	const resource = this.getNodeParameter('resource', 0) as string;
 	const operation = this.getNodeParameter('operation', 0) as string;
-	const handler = resources[resource]?.[operation];
+	const handler = operationFor(resource, operation);
 	if (!handler) {
 		throw new NodeOperationError(
 			this.getNode(),
 			`The operation "${operation}" of resource "${resource}" is not supported`,
 		);
 	}
-	return [await handler.execute.call(this)];
+
+	const items = this.getInputData();
+	const output: INodeExecutionData[] = [];
+	for (let itemIndex = 0; itemIndex < items.length; itemIndex++) {
+		try {
+			const result = await handler.execute.call(this, itemIndex);
+			const paired = this.helpers.constructExecutionMetaData(
+				this.helpers.returnJsonArray(Array.isArray(result) ? result : [result]),
+				{ itemData: { item: itemIndex } },
+			);
+			// not push(...paired): spreading a feed's 100,000+ records overflows the call stack
+			for (const item of paired) output.push(item);
+		} catch (error) {
+			if (this.continueOnFail()) {
+				output.push({ json: { error: (error as Error).message }, pairedItem: { item: itemIndex } });
+				continue;
+			}
+			throw withItemIndex(this, error, itemIndex);
+		}
+	}
+	return [output];
+}
+
+function withItemIndex(context: IExecuteFunctions, error: unknown, itemIndex: number): Error {
+	if (error instanceof NodeApiError || error instanceof NodeOperationError) {
+		if (error.context.itemIndex === undefined) error.context.itemIndex = itemIndex;
+		return error;
+	}
+	return new NodeOperationError(context.getNode(), error as Error, { itemIndex });
 }

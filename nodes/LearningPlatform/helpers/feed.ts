@@ -1,18 +1,9 @@
-import type { IDataObject, INodeProperties, JsonObject } from 'n8n-workflow';
+import type { IDataObject, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import type { LearningPlatformContext } from '../transport';
 import { apiRequest, failedStatusMessage } from '../transport';
-import {
-	contentFieldsOption,
-	contentTypeOptions,
-	enabledFlags,
-	showSuspendedOption,
-	userFieldsOption,
-} from './fields';
-
-export { toFeedTimestamp } from './dates';
-export type { FeedTimestampOptions } from './dates';
+import { enabledFlags } from './parameters';
 
 /**
  * The completions change-feed walker (`GET {report_root}/completions`), shared by
@@ -37,38 +28,6 @@ export interface FeedFilters extends Partial<Record<FeedFlag, boolean>> {
 	/** `course`, `live learning`, `resource` or `video` (any case) */
 	contentType?: string;
 }
-
-/** The Content Type filter of completion Get Many and the completion trigger. */
-export const feedContentTypeFilter: INodeProperties = {
-	displayName: 'Content Type',
-	name: 'contentType',
-	type: 'options',
-	options: contentTypeOptions,
-	default: 'course',
-	description: 'Only records of this content type',
-};
-
-/** The FEED_FLAGS as options of completion Get Many and the completion trigger, sorted by label. */
-export const feedFlagOptions: INodeProperties[] = [
-	contentFieldsOption,
-	userFieldsOption,
-	{
-		displayName: 'Include Enrolments',
-		name: 'includeEnrolments',
-		type: 'boolean',
-		default: false,
-		description:
-			'Whether course records also include enrolled and in-progress learners (Live Learning needs "Include Not Completed")',
-	},
-	{
-		displayName: 'Include Not Completed',
-		name: 'showNotCompleted',
-		type: 'boolean',
-		default: false,
-		description: 'Whether to include records not completed yet (enrolled or in progress)',
-	},
-	showSuspendedOption,
-];
 
 export interface FeedWalkOptions {
 	filters: FeedFilters;

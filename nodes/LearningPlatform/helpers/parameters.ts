@@ -46,7 +46,7 @@ export function requiredText(
 }
 
 export function parseId(
-	this: IExecuteFunctions,
+	this: Pick<IExecuteFunctions, 'getNode'>,
 	raw: unknown,
 	displayName: string,
 	itemIndex: number,
@@ -62,4 +62,33 @@ export function parseId(
 		);
 	}
 	return Number(text);
+}
+
+/** The record cap of Return All / Limit; undefined means read to the end. */
+export function readLimit(this: IExecuteFunctions, itemIndex: number): number | undefined {
+	const returnAll = this.getNodeParameter('returnAll', itemIndex, false) as boolean;
+	if (returnAll) return undefined;
+	const limit = this.getNodeParameter('limit', itemIndex, 50) as unknown;
+	// the field's minimum holds in the editor only: an expression can still give 0, -5 or 'ten'
+	if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1) {
+		throw new NodeOperationError(
+			this.getNode(),
+			`"Limit" must be a whole number of at least 1, got ${JSON.stringify(limit)}`,
+			{
+				itemIndex,
+				description: 'Set a positive limit, or turn on "Return All" to get every record.',
+			},
+		);
+	}
+	return limit;
+}
+
+/** The flags among `names` that are on, each as `true`: the API reads an absent flag as off. */
+export function enabledFlags<Flag extends string>(
+	values: Partial<Record<Flag, unknown>>,
+	names: readonly Flag[],
+): Partial<Record<Flag, true>> {
+	const flags: Partial<Record<Flag, true>> = {};
+	for (const name of names) if (values[name] === true) flags[name] = true;
+	return flags;
 }

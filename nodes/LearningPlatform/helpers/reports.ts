@@ -1,17 +1,10 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-	JsonObject,
-} from 'n8n-workflow';
-import { NodeApiError, NodeOperationError, sleep } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { apiRequest, failedStatusMessage } from '../transport';
-import { simplifyDefault } from '../actions/common.descriptions';
-import { runPerItem } from './execute';
-import { enabledFlags } from './fields';
-import { simplifyRecords } from './simplify';
+import { clock } from '../transport/clock';
+import { enabledFlags } from './parameters';
+import { simplifyDefault, simplifyRecords } from './simplify';
 
 /**
  * The asynchronous report reads (activity completions, attendance, content): submit a
@@ -53,38 +46,6 @@ export interface ReportEnvelope {
 export interface WaitOptions {
 	waitForResult: boolean;
 	timeoutSeconds: number;
-}
-
-const waitOptions: INodeProperties[] = [
-	{
-		displayName: 'Wait for Result',
-		name: 'waitForResult',
-		type: 'boolean',
-		default: true,
-		description:
-			'Whether to wait until the report is ready and output its records. When off, the node outputs {requestid, status} at once; fetch the records later with the "Get Result" operation.',
-	},
-	{
-		displayName: 'Timeout (Seconds)',
-		name: 'timeout',
-		type: 'number',
-		typeOptions: { minValue: 1 },
-		default: DEFAULT_TIMEOUT_SECONDS,
-		description:
-			'How long to wait for the report before failing. The error names the request ID so the result can still be fetched later with "Get Result".',
-	},
-];
-
-/** The "Options" collection of the four report operations: their own flags, then waiting. */
-export function reportOptions(...flags: INodeProperties[]): INodeProperties {
-	return {
-		displayName: 'Options',
-		name: 'options',
-		type: 'collection',
-		placeholder: 'Add Option',
-		default: {},
-		options: [...flags, ...waitOptions],
-	};
 }
 
 export function readWaitOptions(options: IDataObject): WaitOptions {
@@ -133,14 +94,15 @@ export async function pollReport(
 ): Promise<IDataObject[]> {
 	let envelope =
 		first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
-	const waitStartedAt = Date.now();
+	const time = clock();
+	const waitStartedAt = time.now();
 	const deadline = waitStartedAt + wait.timeoutSeconds * 1000;
 	let pollOffsetMs = 0;
 
 	while (envelope.status !== 'Complete') {
 		if (!wait.waitForResult)
 			return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
-		const remaining = deadline - Date.now();
+		const remaining = deadline - time.now();
 		if (remaining <= 0) {
 			throw new NodeOperationError(
 				this.getNode(),
@@ -161,7 +123,7 @@ export async function pollReport(
 			);
 		}
 		pollOffsetMs = nextPollOffsetMs(pollOffsetMs);
-		await sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - Date.now(), remaining)));
+		await time.sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - time.now(), remaining)));
 		envelope = await requestReport.call(this, reportType, { requestid: requestId }, itemIndex);
 	}
 
@@ -189,34 +151,29 @@ async function runReport(
 }
 
 /**
- * The execute of a report submitted per input item: `filters` reads the item's filters
- * (undefined ones are not sent), the `flagOptions` (the operation's own entries of
- * `reportOptions`) switched on under "Options" are added, then the report runs with that
- * item's wait options.
+ * One input item's report: `filters` (undefined ones are not sent) plus the `flags` switched on
+ * under "Options", submitted and (by default) waited for with the item's wait options; the
+ * records come back simplified when Simplify is on.
  */
-export async function runReportPerItem(
+export async function runReportForItem(
 	this: IExecuteFunctions,
+	itemIndex: number,
 	reportType: ReportType,
-	flagOptions: readonly INodeProperties[],
-	filters: (this: IExecuteFunctions, itemIndex: number) => IDataObject,
-): Promise<INodeExecutionData[]> {
-	const flags = flagOptions.map((option) => option.name);
-	return await runPerItem.call(this, async function (itemIndex) {
-		const given = Object.entries(filters.call(this, itemIndex)).filter(
-			([, value]) => value !== undefined,
-		);
-		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
-		const records = await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
-		const simplify = this.getNodeParameter(
-			'simple',
-			itemIndex,
-			simplifyDefault(this.getNode().typeVersion),
-		) as boolean;
-		// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
-		if (!simplify || isPendingItem(records)) return records;
-		return simplifyRecords(records, reportType);
-	});
+	flags: readonly string[],
+	filters: IDataObject,
+): Promise<IDataObject[]> {
+	const given = Object.entries(filters).filter(([, value]) => value !== undefined);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
+	const records = await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
+	const simplify = this.getNodeParameter(
+		'simple',
+		itemIndex,
+		simplifyDefault(this.getNode().typeVersion),
+	) as boolean;
+	// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
+	if (!simplify || isPendingItem(records)) return records;
+	return simplifyRecords(records, reportType);
 }
 
 /** The single `{requestid, status}` item `pollReport` returns when it does not wait. */

@@ -1,15 +1,13 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeProperties,
-	INodePropertyModeValidation,
-} from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { isWildcardEvent } from './events';
-import { hintOnce } from './execute';
+import { hintOnce } from './hints';
 
-/** Webhook subscription pieces shared by the webhook operations and list searches. */
+/**
+ * Webhook subscription logic shared by the webhook operations and the trigger: masking,
+ * validation, the request body, and what a 404 means. Their UI is in actions/common.descriptions.ts.
+ */
 
 export const MASK_PREFIX = '\u2022'.repeat(8);
 export const MASK_VISIBLE_CHARACTERS = 4;
@@ -34,19 +32,16 @@ export function maskSubscription(subscription: IDataObject): IDataObject {
 
 /**
  * Create and update output the secrets as the user set them, the one answer in which the API
- * does not mask them: the returned function says so once per execution, when a body sets one.
+ * does not mask them: say so once per run, when a body sets one.
  */
-export function secretsShownHint(this: IExecuteFunctions): (body: IDataObject) => void {
-	const hint = hintOnce.call(this);
-	return (body) => {
-		if (!SECRET_FIELDS.some((field) => body[field] !== undefined)) return;
-		hint({
-			type: 'info',
-			location: 'outputPane',
-			message:
-				'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
-		});
-	};
+export function hintIfSecretsShown(context: IExecuteFunctions, body: IDataObject): void {
+	if (!SECRET_FIELDS.some((field) => body[field] !== undefined)) return;
+	hintOnce(context, 'secretsShown', {
+		type: 'info',
+		location: 'outputPane',
+		message:
+			'The output shows the signing key / auth token as you set them (the API returns them unmasked only in this answer). Later reads show them masked.',
+	});
 }
 
 /** Rejects anything but an absolute `https://` URL, naming the field, before any request. */
@@ -123,62 +118,6 @@ export function subscriptionBody(
 	return body;
 }
 
-/** The server's own text of an API error, whatever shape the transport kept the body in. */
-function serverMessage(error: NodeApiError): string {
-	const response = (error.errorResponse ?? {}) as IDataObject;
-	const body = ((response.response as IDataObject | undefined)?.body ?? response) as
-		| IDataObject
-		| string;
-	if (typeof body === 'string' && body.trim() !== '') return body.trim();
-	const fromBody = typeof body === 'object' && body !== null ? body : {};
-	const candidates = [
-		fromBody.message,
-		(fromBody.error as IDataObject | undefined)?.message,
-		fromBody.error,
-		fromBody.errors && typeof fromBody.errors === 'object'
-			? Object.values(fromBody.errors as IDataObject)
-					.flat()
-					.join('; ')
-			: fromBody.errors,
-		error.message,
-	];
-	for (const candidate of candidates) {
-		if (typeof candidate === 'string' && candidate.trim() !== '') return candidate.trim();
-	}
-	return '';
-}
-
-/**
- * Turns the 422s of webhook create/update/relay into messages that say what to do. The
- * spec leaves their body shape open, so the server's own text is kept in the message.
- */
-export function explainWebhook422(
-	this: IExecuteFunctions,
-	error: unknown,
-	action: string,
-	itemIndex: number,
-): unknown {
-	if (!(error instanceof NodeApiError) || String(error.httpCode) !== '422') return error;
-	const text = serverMessage(error);
-	const lower = text.toLowerCase();
-	let description = 'The server rejected the values sent (HTTP 422).';
-	if (lower.includes('maximum') || lower.includes('100')) {
-		description =
-			'This API user already has 100 webhook subscriptions, the most allowed. Delete unused ones (Operation "Delete") and try again.';
-	} else if (lower.includes('already exists')) {
-		description =
-			'A subscription for this event and URL already exists. Update that one instead (Operation "Update"), or use another URL.';
-	} else if (lower.includes('wildcard')) {
-		description = 'Pick a single event, not a wildcard.';
-	}
-	return new NodeApiError(this.getNode(), (error.errorResponse ?? {}) as never, {
-		message: `Could not ${action}: ${text || 'the server rejected the request (HTTP 422)'}`,
-		description,
-		httpCode: '422',
-		itemIndex,
-	});
-}
-
 /** What a 404 means for an operation on one subscription (transport option `notFoundMessage`). */
 export function webhookNotFound(webhookId: number): {
 	notFoundMessage: string;
@@ -202,121 +141,3 @@ export function logNotFound(
 			'Either the subscription no longer exists, or this log entry belongs to another subscription. Pick the entry from the list, or read the log with Operation "Get Delivery Logs".',
 	};
 }
-
-/** A locator's typed ID must be a whole number (spaces around it are trimmed when read). */
-function wholeNumberValidation(errorMessage: string): INodePropertyModeValidation[] {
-	return [{ type: 'regex', properties: { regex: '^\\s*\\d+\\s*$', errorMessage } }];
-}
-
-/** The `webhookId` resource locator: pick a subscription from a searchable list, or by ID. */
-export function webhookIdLocator(description: string): INodeProperties {
-	return {
-		displayName: 'Webhook',
-		name: 'webhookId',
-		type: 'resourceLocator',
-		default: { mode: 'list', value: '' },
-		required: true,
-		description,
-		modes: [
-			{
-				displayName: 'From List',
-				name: 'list',
-				type: 'list',
-				placeholder: 'Select a webhook subscription...',
-				typeOptions: { searchListMethod: 'searchWebhooks', searchable: true },
-			},
-			{
-				displayName: 'By ID',
-				name: 'id',
-				type: 'string',
-				placeholder: 'e.g. 12',
-				validation: wholeNumberValidation('The webhook ID is a whole number'),
-			},
-		],
-	};
-}
-
-export function logIdLocator(description: string): INodeProperties {
-	return {
-		displayName: 'Delivery Log Entry',
-		name: 'logId',
-		type: 'resourceLocator',
-		default: { mode: 'list', value: '' },
-		required: true,
-		description,
-		modes: [
-			{
-				displayName: 'From List',
-				name: 'list',
-				type: 'list',
-				placeholder: 'Select a delivery...',
-				typeOptions: { searchListMethod: 'searchWebhookLogs', searchable: true },
-			},
-			{
-				displayName: 'By ID',
-				name: 'id',
-				type: 'string',
-				placeholder: 'e.g. 345',
-				validation: wholeNumberValidation('The log ID is a whole number'),
-			},
-		],
-	};
-}
-
-/** Subscription fields shared by create (as "Additional Fields") and update ("Update Fields"). */
-export const subscriptionOptionFields: INodeProperties[] = [
-	{
-		displayName: 'Auth Token',
-		name: 'auth_token',
-		type: 'string',
-		typeOptions: { password: true },
-		default: '',
-		description:
-			'Bearer token the platform sends as "Authorization: Bearer &lt;token&gt;" with each delivery, so the receiver can check the caller',
-	},
-	// The two display-only labels keep their parameter names and their place in the collection,
-	// so workflows that set them keep working; like every collection field, they are sent only
-	// when added.
-	{
-		displayName: 'Auth Type Label (Display Only)',
-		name: 'auth_type',
-		type: 'options',
-		options: [
-			{ name: 'Bearer', value: 'bearer' },
-			{ name: 'HMAC', value: 'hmac' },
-			{ name: 'Both', value: 'both' },
-		],
-		default: 'hmac',
-		description:
-			"A note stored with the subscription and shown in the platform's lists; it changes nothing. Deliveries are signed when a Signing Key is set and carry the Auth Token when one is set, whatever this label says.",
-	},
-	{
-		displayName: 'Content Type Label (Display Only)',
-		name: 'content_type_header',
-		type: 'options',
-		options: [
-			{ name: 'JSON', value: 'application/json' },
-			{ name: 'Form URL-Encoded', value: 'application/x-www-form-urlencoded' },
-		],
-		default: 'application/json',
-		description:
-			'A note stored with the subscription; it changes nothing. Deliveries are always sent as JSON, whatever this label says.',
-	},
-	{
-		displayName: 'Enabled',
-		name: 'is_enabled',
-		type: 'boolean',
-		default: true,
-		description:
-			'Whether the subscription receives deliveries. A disabled subscription receives nothing.',
-	},
-	{
-		displayName: 'Signing Key',
-		name: 'signing_key',
-		type: 'string',
-		typeOptions: { password: true },
-		default: '',
-		description:
-			'Secret for HMAC-SHA256 signatures: each delivery then carries an X-Signature header computed with it',
-	},
-];

@@ -1,5 +1,6 @@
 /**
- * The credential's connection fields, normalised, and the three path roots of the spec.
+ * What the package knows about the credential: its connection fields (normalised), the three path
+ * roots of the spec, the wording that names the API user, missing fields and key expiry.
  */
 import type { ICredentialDataDecryptedObject, IDataObject } from 'n8n-workflow';
 
@@ -37,6 +38,29 @@ export function rootUrl(settings: ConnectionSettings, root: ApiRoot): string {
 		case 'webhook':
 			return `${settings.baseUrl}/api/v2/${tenancy}/webhooks`;
 	}
+}
+
+/** How the API user is named in messages: `API user 'jane' on tenancy '42'`. */
+export function apiUserLabel(settings: ConnectionSettings): string {
+	return `API user '${settings.username}' on tenancy '${settings.tenancyId}'`;
+}
+
+/**
+ * A key is treated as expired this long before its stated expiry, so that a request does not
+ * leave with a key that lapses on its way (clock differences between n8n and the platform).
+ */
+export const EXPIRY_SKEW_MS = 60_000;
+
+/** Whether the stored API key is past its expiry (minus the skew); unknown expiry: not expired. */
+export function apiKeyExpired(
+	data: ICredentialDataDecryptedObject | IDataObject,
+	now: number,
+): boolean {
+	const expiresAt =
+		typeof data.apiKeyExpiresAt === 'string' && data.apiKeyExpiresAt
+			? Date.parse(data.apiKeyExpiresAt)
+			: NaN;
+	return Number.isFinite(expiresAt) && expiresAt - EXPIRY_SKEW_MS <= now;
 }
 
 /** Key of the client-side rate-limit bucket: one per API user (spec: limit per API key/user). */

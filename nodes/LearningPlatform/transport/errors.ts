@@ -272,3 +272,25 @@ export function validationDetails(body: unknown): string | undefined {
 	if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return undefined;
 	return failedStatusMessage(errors as IDataObject);
 }
+
+/**
+ * The webhook API's 422s that need their own advice. The spec leaves their body shape open, so
+ * they are told apart by the server's words; the trigger checks the list before trusting them.
+ */
+export type Rejection = 'capReached' | 'duplicate' | 'wildcard';
+
+export function classifyRejection(text: string): Rejection | undefined {
+	const lower = text.toLowerCase();
+	if (/maximum|limit|\b100\b/.test(lower)) return 'capReached';
+	if (lower.includes('already exists')) return 'duplicate';
+	if (lower.includes('wildcard')) return 'wildcard';
+	return undefined;
+}
+
+export const REJECTION_ADVICE: Record<Rejection, string> = {
+	capReached:
+		'This API user already has 100 webhook subscriptions, the most allowed. Delete unused ones (Operation "Delete") and try again.',
+	duplicate:
+		'A subscription for this event and URL already exists. Update that one instead (Operation "Update"), or use another URL.',
+	wildcard: 'Pick a single event, not a wildcard.',
+};

@@ -5,14 +5,19 @@
  * (never the deprecated `requestWithAuthentication`, which refreshes after ANY error and would
  * spend the single-use refresh token on a 404 or 500). Around it this module adds:
  * - pacing per API user, shared by all executions in the process (./rateLimiter.ts);
- * - retries: 429 always (after the window), network errors and 5xx for GET only; POST, PATCH, PUT
- *   and DELETE only when the server certainly did not process them (429, connection refused);
+ * - retries, decided by ./retryPolicy.ts: 429 always (after the window), network errors and 5xx
+ *   for GET only; POST, PATCH, PUT and DELETE only when the server certainly did not process them;
  * - credential rotation races: when the credential's exchange reports a dead refresh token
  *   (spent here or refused, ./tokenExchange.ts), the stored credential is read again until it
  *   moves on (then the call is repeated: n8n reloads the stored credential on each call) or has
  *   held the dead token for the settle time (./refusal.ts); a failed exchange is retried;
- * - errors: `NodeApiError`s whose message says what to do, with the item index, and never a
- *   secret (refresh token, API key, signing key, auth token) in message, description or data.
+ * - errors: the one place that words a failed call as a `NodeApiError` that says what to do,
+ *   with the item index and never a secret (refresh token, API key, signing key, auth token) in
+ *   message, description or data. Operations add their own words through options (what a 404
+ *   means, what the call was doing when a 422 came back); callers that must branch on an outcome
+ *   read it with `statusOf` / `rejectionOf`, never from the text.
+ *
+ * The User-Agent is added by the credential's `authenticate`, which every request here passes.
  */
 import type {
 	ICredentialDataDecryptedObject,
@@ -30,6 +35,7 @@ import { NodeApiError, sleep } from 'n8n-workflow';
 
 import {
 	CREDENTIAL_TYPE,
+	apiUserLabel,
 	connectionSettings,
 	rateLimitKey,
 	rootUrl,
@@ -37,6 +43,8 @@ import {
 	type ConnectionSettings,
 } from './config';
 import {
+	REJECTION_ADVICE,
+	classifyRejection,
 	failedStatusMessage,
 	inspectFailure,
 	scrubObject,
@@ -44,15 +52,23 @@ import {
 	serverMessage,
 	validationDetails,
 	type FailureFacts,
+	type Rejection,
 } from './errors';
 import { clock } from './clock';
 import { acquireSlot, recordAnswer, releaseSlot, settleSlot, type RateTicket } from './rateLimiter';
 import { REFUSAL_SETTLE_MS, settleRefusal } from './refusal';
+import {
+	TRANSIENT_NETWORK_MESSAGE,
+	isIdempotent,
+	isRepeatable,
+	nextAction,
+	type Attempts,
+} from './retryPolicy';
 import { credentialFingerprint, REJECTED_DESCRIPTION, rejectedMessage } from './tokenExchange';
-import { USER_AGENT } from './userAgent';
 
 export type { ApiRoot } from './config';
 export { failedStatusMessage } from './errors';
+export type { Rejection } from './errors';
 export { testLearningPlatformCredential } from './credentialTest';
 export { USER_AGENT } from './userAgent';
 
@@ -79,6 +95,11 @@ export interface ApiRequestOptions {
 	notFoundMessage?: string;
 	/** What to check after such a 404 (replaces the generic advice). */
 	notFoundDescription?: string;
+	/**
+	 * What the call does, in the user's words (`create the webhook subscription`): a 422 is then
+	 * worded "Could not <action>: <the server's reason>", with advice for the case it is.
+	 */
+	action?: string;
 }
 
 export interface FullResponse<T = unknown> {
@@ -87,51 +108,12 @@ export interface FullResponse<T = unknown> {
 	body: T;
 }
 
-/** Retries of network errors and 5xx (GET only). */
-const MAX_TRANSIENT_RETRIES = 4;
-/** 429 answers waited out before giving up. */
-const MAX_RATE_LIMIT_RETRIES = 20;
-/** Failed (unavailable) exchanges retried before giving up. */
-const MAX_EXCHANGE_RETRIES = 5;
-/**
- * Times the stored credential may move on and still hand us a dead token within one call (each
- * move is a rotation by someone else, so this only stops an endless chase).
- */
-const MAX_CREDENTIAL_MOVES = 20;
 const REQUEST_TIMEOUT_MS = 120_000;
-
-/** Network failures after which the request may have reached the server. */
-const TRANSIENT_NETWORK_CODES = new Set([
-	'ECONNRESET',
-	'ETIMEDOUT',
-	'ECONNABORTED',
-	'EPIPE',
-	'EHOSTUNREACH',
-	'ENETUNREACH',
-	'ENETDOWN',
-	'EAI_AGAIN',
-	'UND_ERR_SOCKET',
-	'UND_ERR_CONNECT_TIMEOUT',
-	'UND_ERR_HEADERS_TIMEOUT',
-	'UND_ERR_BODY_TIMEOUT',
-	'ERR_BAD_RESPONSE',
-]);
-/** Network failures that some clients report only in the message, without a code. */
-const TRANSIENT_NETWORK_MESSAGE = /socket hang up|terminated|timeout/i;
 
 type AnyContext = LearningPlatformContext & {
 	getCredentials(type: string, itemIndex?: number): Promise<ICredentialDataDecryptedObject>;
 	getExecutionCancelSignal?: () => AbortSignal | undefined;
 };
-
-function backoff(attempt: number, baseMs: number, capMs: number) {
-	const exp = Math.min(capMs, baseMs * 2 ** Math.max(0, attempt - 1));
-	return Math.floor(exp / 2 + Math.random() * exp);
-}
-
-function isIdempotent(method: IHttpRequestMethods) {
-	return method === 'GET' || method === 'HEAD';
-}
 
 /**
  * One API call. `path` is appended to the root ('' or '/events', '/123/logs', ...).
@@ -146,19 +128,7 @@ export async function apiRequest<T = IDataObject>(
 ): Promise<T> {
 	const ctx = this as AnyContext;
 	const { itemIndex } = options;
-	const credentials = await loadCredentials(ctx, itemIndex);
-	const settings = connectionSettings(credentials);
-	if (!settings.baseUrl || !settings.tenancyId) {
-		throw new NodeApiError(
-			ctx.getNode(),
-			{ message: 'Incomplete credential' },
-			{
-				message: 'The Learning Platform credential has no Base URL or Tenancy ID',
-				description: 'Open the credential and fill in every field.',
-				itemIndex,
-			},
-		);
-	}
+	const settings = await connectionFor(ctx, itemIndex);
 	const url = `${rootUrl(settings, root)}${path}`;
 	const key = rateLimitKey(settings);
 	const signal = ctx.getExecutionCancelSignal?.();
@@ -184,10 +154,13 @@ export async function apiRequest<T = IDataObject>(
 	const storedFingerprint = async () =>
 		credentialFingerprint(await ctx.getCredentials(CREDENTIAL_TYPE, itemIndex));
 
-	let transientRetries = 0;
-	let rateLimitRetries = 0;
-	let exchangeRetries = 0;
-	let credentialMoves = 0;
+	const attempts: Attempts = { transient: 0, rateLimit: 0, exchange: 0, credentialMoves: 0 };
+	const fail = async (facts: FailureFacts, overrides: ErrorOverrides = {}) =>
+		await apiError(ctx, facts, settings, method, root, path, options, {
+			retries: attempts.transient,
+			rateLimitRetries: attempts.rateLimit,
+			...overrides,
+		});
 
 	for (;;) {
 		let ticket: RateTicket;
@@ -203,7 +176,7 @@ export async function apiRequest<T = IDataObject>(
 		const requestOptions: IHttpRequestOptions = {
 			method,
 			url,
-			headers: { Accept: 'application/json', 'User-Agent': USER_AGENT },
+			headers: { Accept: 'application/json' },
 			json: true,
 			returnFullResponse: true,
 			timeout: REQUEST_TIMEOUT_MS,
@@ -225,105 +198,56 @@ export async function apiRequest<T = IDataObject>(
 			const facts = inspectFailure(error);
 			if (facts.cancelled || isCancelled()) {
 				settleSlot(ticket);
-				throw await apiError(ctx, facts, settings, method, root, path, options, {
-					message: 'The request was cancelled',
-				});
+				throw await fail(facts, { message: 'The request was cancelled' });
 			}
+			// the slot: an exchange failure never reached the API; an answer teaches the limiter
+			if (facts.authFailure) releaseSlot(ticket);
+			else if (facts.status !== undefined) recordAnswer(ticket, facts);
+			else settleSlot(ticket);
 
-			// --- the credential's exchange failed: a dead token, or the exchange itself
-			if (facts.authFailure) {
-				releaseSlot(ticket);
+			const action = nextAction(facts, method, attempts);
+			if (action.kind === 'retry') {
+				attempts[action.counter]++;
+				log(
+					`${action.reason} on ${method} ${root}${path}; retry ${attempts[action.counter]} in ${action.pauseMs} ms`,
+				);
+				await pause(action.pauseMs);
+				continue;
+			}
+			if (action.kind === 'retryAfterRateLimit') {
+				attempts.rateLimit++;
+				log(`429 on ${method} ${root}${path}; retrying after the window`);
+				continue;
+			}
+			if (action.kind === 'awaitCredential' && facts.authFailure?.dead) {
 				const { kind, dead } = facts.authFailure;
-				if (kind === 'unavailable' && exchangeRetries < MAX_EXCHANGE_RETRIES) {
-					exchangeRetries++;
-					const ms = backoff(exchangeRetries, 1_000, 8_000);
-					log(`credential exchange unavailable (retry ${exchangeRetries}) in ${ms} ms`);
-					await pause(ms);
+				const outcome = await settleRefusal(
+					{ deadToken: dead.token, deadSince: dead.since },
+					storedFingerprint,
+					clock(),
+					checkCancelled,
+				);
+				if (outcome === 'moved on') {
+					attempts.credentialMoves++;
+					log(
+						`credential ${kind}: the stored credential moved on; repeating the request (${attempts.credentialMoves})`,
+					);
 					continue;
 				}
-				if (
-					(kind === 'stale' || kind === 'refused') &&
-					dead &&
-					credentialMoves < MAX_CREDENTIAL_MOVES
-				) {
-					const outcome = await settleRefusal(
-						{ deadToken: dead.token, deadSince: dead.since },
-						storedFingerprint,
-						clock(),
-						checkCancelled,
-					);
-					if (outcome === 'moved on') {
-						credentialMoves++;
-						log(
-							`credential ${kind}: the stored credential moved on; repeating the request (${credentialMoves})`,
-						);
-						continue;
-					}
-					log(
-						`credential ${kind}: the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`,
-					);
-				}
-				let message = facts.authFailure.message;
-				let description = facts.authFailure.description;
-				if (kind === 'refused' || kind === 'stale') {
-					message = rejectedMessage(settings);
-					description = REJECTED_DESCRIPTION;
-				}
-				throw await apiError(ctx, facts, settings, method, root, path, options, {
-					message,
-					description,
+				log(
+					`credential ${kind}: the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`,
+				);
+			}
+			if (facts.authFailure) {
+				const { kind } = facts.authFailure;
+				const dead = kind === 'refused' || kind === 'stale';
+				throw await fail(facts, {
+					message: dead ? rejectedMessage(settings) : facts.authFailure.message,
+					description: dead ? REJECTED_DESCRIPTION : facts.authFailure.description,
 					httpCode: kind === 'unavailable' || kind === 'invalid' ? undefined : '401',
 				});
 			}
-
-			// --- the API answered with an error status
-			if (facts.status !== undefined) {
-				const wait = recordAnswer(ticket, facts);
-				if (facts.status === 429 && rateLimitRetries < MAX_RATE_LIMIT_RETRIES) {
-					rateLimitRetries++;
-					log(`429 on ${method} ${root}${path}; retrying after the window (${wait} ms)`);
-					continue; // acquireSlot waits until the bucket is unblocked
-				}
-				if (
-					facts.status >= 500 &&
-					isIdempotent(method) &&
-					transientRetries < MAX_TRANSIENT_RETRIES
-				) {
-					transientRetries++;
-					const ms = backoff(transientRetries, 500, 8_000);
-					log(`${facts.status} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`);
-					await pause(ms);
-					continue;
-				}
-				throw await apiError(ctx, facts, settings, method, root, path, options, {
-					retries: transientRetries,
-					rateLimitRetries,
-				});
-			}
-
-			// --- no answer at all
-			settleSlot(ticket);
-			const refused = facts.code === 'ECONNREFUSED';
-			const transient =
-				refused ||
-				(facts.code !== undefined && TRANSIENT_NETWORK_CODES.has(facts.code)) ||
-				TRANSIENT_NETWORK_MESSAGE.test(facts.message);
-			if (
-				transient &&
-				(refused || isIdempotent(method)) &&
-				transientRetries < MAX_TRANSIENT_RETRIES
-			) {
-				transientRetries++;
-				const ms = backoff(transientRetries, 500, 8_000);
-				log(
-					`network error ${facts.code ?? ''} on ${method} ${root}${path}; retry ${transientRetries} in ${ms} ms`,
-				);
-				await pause(ms);
-				continue;
-			}
-			throw await apiError(ctx, facts, settings, method, root, path, options, {
-				retries: transientRetries,
-			});
+			throw await fail(facts);
 		}
 
 		recordAnswer(ticket, { status: response.statusCode, headers: response.headers });
@@ -404,6 +328,44 @@ export async function apiRequestAllPages(
 
 // ---------------------------------------------------------------------------------------------
 
+/** The HTTP status of a failed call (from the error this module threw), if it got an answer. */
+export function statusOf(error: unknown): number | undefined {
+	return inspectFailure(error).status;
+}
+
+/** Which webhook rejection a 422 from this module was (undefined for any other error). */
+export function rejectionOf(error: unknown): Rejection | undefined {
+	if (!(error instanceof NodeApiError)) return undefined;
+	return error.context.rejection as Rejection | undefined;
+}
+
+/**
+ * Connection settings per node run. n8n's `getCredentials` is a database read and a decryption,
+ * and n8n does its own inside `httpRequestWithAuthentication` for every request anyway; base URL,
+ * tenancy and username do not change during a run (rotation changes only the tokens, which n8n
+ * reads itself). The context object lives for one run, so it is the cache key.
+ */
+const settingsByRun = new WeakMap<object, ConnectionSettings>();
+
+async function connectionFor(ctx: AnyContext, itemIndex?: number): Promise<ConnectionSettings> {
+	const cached = settingsByRun.get(ctx);
+	if (cached) return cached;
+	const settings = connectionSettings(await loadCredentials(ctx, itemIndex));
+	if (!settings.baseUrl || !settings.tenancyId) {
+		throw new NodeApiError(
+			ctx.getNode(),
+			{ message: 'Incomplete credential' },
+			{
+				message: 'The Learning Platform credential has no Base URL or Tenancy ID',
+				description: 'Open the credential and fill in every field.',
+				itemIndex,
+			},
+		);
+	}
+	settingsByRun.set(ctx, settings);
+	return settings;
+}
+
 async function loadCredentials(
 	ctx: AnyContext,
 	itemIndex?: number,
@@ -473,9 +435,10 @@ async function apiError(
 	const target = `${method} ${WHAT[root]}${path ? ` ${path}` : ''}`;
 	let message = overrides.message;
 	let description = overrides.description;
+	let rejection: Rejection | undefined;
 
 	if (!message) {
-		const who = `API user '${settings.username}' on tenancy '${settings.tenancyId}'`;
+		const who = apiUserLabel(settings);
 		switch (true) {
 			case status === 400:
 				message = `The learning platform rejected the request as invalid (400)${server ? `: ${server}` : ''}`;
@@ -504,10 +467,15 @@ async function apiError(
 				break;
 			case status === 422: {
 				const details = validationDetails(facts.body);
-				message = `The learning platform could not process the request (422): ${server ?? details ?? 'validation failed'}`;
-				description =
-					(details && details !== server ? `${details}. ` : '') +
-					'Change the request accordingly (for example delete unused webhook subscriptions when the 100-subscription cap is reached, or reuse the existing subscription for the same event and URL).';
+				const reason = server ?? details;
+				rejection = root === 'webhook' ? classifyRejection(reason ?? '') : undefined;
+				message = options.action
+					? `Could not ${options.action}: ${reason ?? 'the server rejected the request (HTTP 422)'}`
+					: `The learning platform could not process the request (422): ${reason ?? 'validation failed'}`;
+				description = rejection
+					? REJECTION_ADVICE[rejection]
+					: (details && details !== server ? `${details}. ` : '') +
+						'The server rejected the values sent: change them accordingly and run the node again.';
 				break;
 			}
 			case status === 429:
@@ -527,8 +495,7 @@ async function apiError(
 				break;
 			case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message): {
 				const code = facts.code ? ` (${facts.code})` : '';
-				// a read, or a write that never reached the server (connection refused)
-				const repeatable = isIdempotent(method) || facts.code === 'ECONNREFUSED';
+				const repeatable = isRepeatable(method, facts.code);
 				message = `Could not reach the learning platform at ${settings.baseUrl}${code}`;
 				// In the message itself: with Continue On Fail only the message reaches the output.
 				if (!repeatable) {
@@ -569,6 +536,7 @@ async function apiError(
 		httpCode,
 		itemIndex: options.itemIndex,
 	});
+	if (rejection) error.context.rejection = rejection;
 	// NodeApiError swaps a message that mentions a Node.js error code (ECONNREFUSED, ...) for a
 	// generic sentence; ours already says what happened and what to do
 	error.message = safeMessage;

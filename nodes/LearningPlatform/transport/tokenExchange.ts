@@ -30,6 +30,7 @@ import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } 
 
 import { clock } from './clock';
 import {
+	apiUserLabel,
 	connectionSettings,
 	missingCredentialFields,
 	refreshTokenOf,
@@ -45,7 +46,7 @@ import {
 	inspectFailure,
 	type AuthFailureError,
 } from './errors';
-import { USER_AGENT } from './userAgent';
+import { withUserAgent } from './userAgent';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
 export interface RotatedPair extends IDataObject {
@@ -99,13 +100,9 @@ function markSpent(hash: string) {
 	}
 }
 
-function who(settings: ConnectionSettings) {
-	return `API user '${settings.username}' on tenancy '${settings.tenancyId}'`;
-}
-
 export function rejectedMessage(settings: ConnectionSettings): string {
 	return (
-		`The refresh token for ${who(settings)} was rejected by the learning platform (401). ` +
+		`The refresh token for ${apiUserLabel(settings)} was rejected by the learning platform (401). ` +
 		'Paste a new refresh token in the credential.'
 	);
 }
@@ -149,7 +146,7 @@ export async function exchangeRefreshToken(
 	if (spentAt !== undefined) {
 		throw authFailure(
 			'stale',
-			`The credential for ${who(settings)} was loaded before its refresh token was rotated (stale credential)`,
+			`The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
 			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
 			{ token: hash, since: spentAt },
 		);
@@ -194,11 +191,10 @@ async function runExchange(
 			method: 'GET',
 			url: `${rootUrl(settings, 'report')}/apikeys`,
 			qs: { username: settings.username },
-			headers: {
+			headers: withUserAgent({
 				Authorization: `Bearer ${refreshToken}`,
 				Accept: 'application/json',
-				'User-Agent': USER_AGENT,
-			},
+			}),
 			json: true,
 			returnFullResponse: true,
 			timeout: EXCHANGE_TIMEOUT_MS,
@@ -239,7 +235,7 @@ async function runExchange(
 	if (!apiKey || !newRefreshToken) {
 		throw authFailure(
 			'invalid',
-			`The learning platform answered the API-key refresh for ${who(settings)} without a new API key and refresh token`,
+			`The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
 			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
 		);
 	}
@@ -262,7 +258,7 @@ function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: str
 	if (facts.status === 403 || facts.status === 404 || facts.status === 400) {
 		return authFailure(
 			'invalid',
-			`The API-key refresh for ${who(settings)} was answered ${facts.status}`,
+			`The API-key refresh for ${apiUserLabel(settings)} was answered ${facts.status}`,
 			facts.status === 404
 				? "Check the credential's Base URL and Tenancy ID."
 				: "Check the credential's Base URL, Tenancy ID and API Username.",
@@ -272,7 +268,7 @@ function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: str
 		const retryAfter = headerValue(facts.headers, 'retry-after');
 		return authFailure(
 			'unavailable',
-			`The learning platform could not refresh the API key for ${who(settings)} (HTTP ${facts.status})`,
+			`The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${facts.status})`,
 			retryAfter ? `The server asked to retry after ${retryAfter} s.` : 'Try again later.',
 		);
 	}

@@ -1,16 +1,9 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-	JsonObject,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
 import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
-import { contentTypeOptions } from '../../helpers/fields';
 import { requiredId, requiredText } from '../../helpers/parameters';
 import { apiRequest } from '../../transport';
+import { contentTypeOptions } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -47,30 +40,27 @@ const displayOptions = { show: { resource: ['bookmark'], operation: ['create'] }
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	// One request per item; the transport paces them under the shared rate limit.
-	return await runPerItem.call(this, async function (itemIndex) {
-		// an expression resolving to null must read as missing, not as the text "null"
-		const username = requiredText.call(this, 'username', 'Username', itemIndex);
-		const contentId = requiredId.call(this, 'contentId', 'Content ID', itemIndex);
-		const contentType = requiredText.call(this, 'contentType', 'Content Type', itemIndex);
-		const response = (await apiRequest.call(this, 'POST', 'bookmark', '', {
-			body: { username, contentId, contentType },
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	// an expression resolving to null must read as missing, not as the text "null"
+	const username = requiredText.call(this, 'username', 'Username', itemIndex);
+	const contentId = requiredId.call(this, 'contentId', 'Content ID', itemIndex);
+	const contentType = requiredText.call(this, 'contentType', 'Content Type', itemIndex);
+	const response = (await apiRequest.call(this, 'POST', 'bookmark', '', {
+		body: { username, contentId, contentType },
+		itemIndex,
+		notFoundMessage: `No learner "${username}" or no ${contentType} with ID ${contentId} on this tenancy`,
+		notFoundDescription:
+			"Check the username (the learner's login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform's own words, in brackets, say which of the two it did not find.",
+	})) as IDataObject;
+	if (response?.success === false) {
+		throw new NodeApiError(this.getNode(), response as JsonObject, {
+			message: `The bookmark for "${username}" on content ${contentId} was not created`,
 			itemIndex,
-			notFoundMessage: `No learner "${username}" or no ${contentType} with ID ${contentId} on this tenancy`,
-			notFoundDescription:
-				"Check the username (the learner's login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform's own words, in brackets, say which of the two it did not find.",
-		})) as IDataObject;
-		if (response?.success === false) {
-			throw new NodeApiError(this.getNode(), response as JsonObject, {
-				message: `The bookmark for "${username}" on content ${contentId} was not created`,
-				itemIndex,
-			});
-		}
-		// `{success, bookmark}`: the bookmark itself is what a workflow continues with, plus what the
-		// user gave (the bookmark only has the learner's numeric `userid`)
-		const bookmark = response?.bookmark;
-		const created = bookmark && typeof bookmark === 'object' ? (bookmark as IDataObject) : response;
-		return { ...created, username, contentId, contentType };
-	});
+		});
+	}
+	// `{success, bookmark}`: the bookmark itself is what a workflow continues with, plus what the
+	// user gave (the bookmark only has the learner's numeric `userid`)
+	const bookmark = response?.bookmark;
+	const created = bookmark && typeof bookmark === 'object' ? (bookmark as IDataObject) : response;
+	return { ...created, username, contentId, contentType };
 }

@@ -1,15 +1,17 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 
-import { showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { reportOptions, runReportPerItem } from '../../helpers/reports';
-import { simplifyProperties } from '../common.descriptions';
+import { runReportForItem } from '../../helpers/reports';
+import {
+	contentTypeFilter,
+	filtersCollection,
+	idFilter,
+	reportOptions,
+	showSuspendedOption,
+	simplifyProperties,
+	userFieldsOption,
+} from '../common.descriptions';
 
 const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
 
@@ -38,33 +40,16 @@ const properties: INodeProperties[] = [
 		description:
 			'Numeric ID of the content (course or Live Learning) whose activity completions to return. Required unless User ID is set. Find IDs with the "Get Content" operation.',
 	},
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		options: [
-			{
-				displayName: 'Activity ID',
-				name: 'activityId',
-				type: 'string',
-				default: '',
-				description: 'Only completions of this activity (numeric ID)',
-			},
-			{
-				displayName: 'Content Type',
-				name: 'contentType',
-				type: 'options',
-				options: [
-					{ name: 'Course', value: 'Course' },
-					{ name: 'Live Learning', value: 'Live Learning' },
-				],
-				default: 'Course',
-				description: 'Only completions within content of this type',
-			},
-		],
-	},
+	filtersCollection([
+		idFilter('Activity ID', 'activityId', 'Only completions of this activity (numeric ID)'),
+		contentTypeFilter('Only completions within content of this type', {
+			options: [
+				{ name: 'Course', value: 'Course' },
+				{ name: 'Live Learning', value: 'Live Learning' },
+			],
+			default: 'Course',
+		}),
+	]),
 	reportOptions(...flagOptions),
 	...simplifyProperties('activitycompletions'),
 ];
@@ -73,29 +58,28 @@ const displayOptions = { show: { resource: ['report'], operation: ['getActivityC
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
+	const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
+	// The server would answer "Failed" only after a request; say it before spending one.
+	if (userId === undefined && contentId === undefined) {
+		throw new NodeOperationError(this.getNode(), 'User ID or Content ID is required', {
+			itemIndex,
+			description:
+				'Activity completions are read per learner or per content: set "User ID", "Content ID", or both.',
+		});
+	}
+	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+	return await runReportForItem.call(
 		this,
+		itemIndex,
 		'activitycompletions',
-		flagOptions,
-		function (itemIndex) {
-			const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
-			const contentId = optionalId.call(this, 'contentId', 'Content ID', itemIndex);
-			// The server would answer "Failed" only after a request; say it before spending one.
-			if (userId === undefined && contentId === undefined) {
-				throw new NodeOperationError(this.getNode(), 'User ID or Content ID is required', {
-					itemIndex,
-					description:
-						'Activity completions are read per learner or per content: set "User ID", "Content ID", or both.',
-				});
-			}
-			const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-			return {
-				userId,
-				contentId,
-				activityId: optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex),
-				contentType: filters.contentType || undefined,
-			};
+		flagOptions.map((flag) => flag.name),
+		{
+			userId,
+			contentId,
+			activityId: optionalId.call(this, 'filters.activityId', 'Activity ID', itemIndex),
+			contentType: filters.contentType || undefined,
 		},
 	);
 }

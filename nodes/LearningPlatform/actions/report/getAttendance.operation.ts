@@ -1,10 +1,17 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { contentFieldsOption, showSuspendedOption, userFieldsOption } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { reportOptions, runReportPerItem } from '../../helpers/reports';
-import { simplifyProperties } from '../common.descriptions';
+import { runReportForItem } from '../../helpers/reports';
+import {
+	contentFieldsOption,
+	contentIdFilter,
+	filtersCollection,
+	reportOptions,
+	showSuspendedOption,
+	simplifyProperties,
+	userFieldsOption,
+} from '../common.descriptions';
 
 const flagOptions: INodeProperties[] = [
 	contentFieldsOption,
@@ -20,22 +27,9 @@ const flagOptions: INodeProperties[] = [
 ];
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		options: [
-			{
-				displayName: 'Content ID',
-				name: 'contentId',
-				type: 'string',
-				default: '',
-				description: 'Only attendance of this Live Learning content (numeric ID)',
-			},
-		],
-	},
+	filtersCollection([
+		contentIdFilter('Only attendance of this Live Learning content (numeric ID)'),
+	]),
 	reportOptions(...flagOptions),
 	...simplifyProperties('attendance'),
 ];
@@ -44,8 +38,12 @@ const displayOptions = { show: { resource: ['report'], operation: ['getAttendanc
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(this, 'attendance', flagOptions, function (itemIndex) {
-		return { contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex) };
-	});
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	return await runReportForItem.call(
+		this,
+		itemIndex,
+		'attendance',
+		flagOptions.map((flag) => flag.name),
+		{ contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex) },
+	);
 }

@@ -1,44 +1,22 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { contentTypeOptions } from '../../helpers/fields';
 import { optionalId } from '../../helpers/parameters';
-import { reportOptions, runReportPerItem } from '../../helpers/reports';
-import { simplifyProperties } from '../common.descriptions';
-
-const flagOptions: INodeProperties[] = [];
+import { runReportForItem } from '../../helpers/reports';
+import {
+	contentIdFilter,
+	contentTypeFilter,
+	filtersCollection,
+	reportOptions,
+	simplifyProperties,
+} from '../common.descriptions';
 
 const properties: INodeProperties[] = [
-	{
-		displayName: 'Filters',
-		name: 'filters',
-		type: 'collection',
-		placeholder: 'Add Filter',
-		default: {},
-		options: [
-			{
-				displayName: 'Content ID',
-				name: 'contentId',
-				type: 'string',
-				default: '',
-				description: 'Only this content item (numeric ID)',
-			},
-			{
-				displayName: 'Content Type',
-				name: 'contentType',
-				type: 'options',
-				options: contentTypeOptions,
-				default: 'course',
-				description: 'Only content of this type',
-			},
-		],
-	},
-	reportOptions(...flagOptions),
+	filtersCollection([
+		contentIdFilter('Only this content item (numeric ID)'),
+		contentTypeFilter('Only content of this type'),
+	]),
+	reportOptions(),
 	...simplifyProperties('content'),
 ];
 
@@ -46,12 +24,10 @@ const displayOptions = { show: { resource: ['report'], operation: ['getContent']
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runReportPerItem.call(this, 'content', flagOptions, function (itemIndex) {
-		const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-		return {
-			contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
-			contentType: filters.contentType || undefined,
-		};
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
+	return await runReportForItem.call(this, itemIndex, 'content', [], {
+		contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
+		contentType: filters.contentType || undefined,
 	});
 }

@@ -1,15 +1,10 @@
-import type {
-	IDataObject,
-	IExecuteFunctions,
-	INodeExecutionData,
-	INodeProperties,
-} from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
 import type { ReportType } from '../../helpers/reports';
-import { pollReport, readWaitOptions, reportOptions } from '../../helpers/reports';
+import { pollReport, readWaitOptions } from '../../helpers/reports';
+import { reportOptions } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
 	{
@@ -42,18 +37,16 @@ const displayOptions = { show: { resource: ['report'], operation: ['getResult'] 
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runPerItem.call(this, async function (itemIndex) {
-		const reportType = this.getNodeParameter('reportType', itemIndex) as ReportType;
-		const requestId = requiredId.call(this, 'requestId', 'Request ID', itemIndex);
-		const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-		return await pollReport.call(
-			this,
-			reportType,
-			undefined,
-			requestId,
-			readWaitOptions(options),
-			itemIndex,
-		);
-	});
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const reportType = this.getNodeParameter('reportType', itemIndex) as ReportType;
+	const requestId = requiredId.call(this, 'requestId', 'Request ID', itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	return await pollReport.call(
+		this,
+		reportType,
+		undefined,
+		requestId,
+		readWaitOptions(options),
+		itemIndex,
+	);
 }

@@ -1,10 +1,10 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 
-import { runPerItem } from '../../helpers/execute';
 import { requiredId } from '../../helpers/parameters';
-import { webhookIdLocator, webhookNotFound } from '../../helpers/webhooks';
+import { webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
+import { webhookIdLocator } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
 	webhookIdLocator('The webhook subscription to delete; it stops receiving deliveries at once'),
@@ -14,16 +14,14 @@ const displayOptions = { show: { resource: ['webhook'], operation: ['delete'] } 
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions): Promise<INodeExecutionData[]> {
-	return await runPerItem.call(this, async function (itemIndex) {
-		const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
-			extractValue: true,
-		});
-		// 204 with an empty body: confirm with the id so the workflow can tell which one went
-		await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, {
-			itemIndex,
-			...webhookNotFound(webhookId),
-		});
-		return { deleted: true, id: webhookId };
+export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
+	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
+		extractValue: true,
 	});
+	await apiRequest.call(this, 'DELETE', 'webhook', `/${webhookId}`, {
+		itemIndex,
+		...webhookNotFound(webhookId),
+	});
+	// 204 with an empty body: confirm with the id so the workflow can tell which one went
+	return { deleted: true, id: webhookId };
 }
