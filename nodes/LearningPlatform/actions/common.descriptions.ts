@@ -95,10 +95,7 @@ export function contentIdFilter(description: string): INodeProperties {
 /** The Content Type filter; `overrides` for a report that spells the types its own way. */
 export function contentTypeFilter(
 	description: string,
-	overrides: Pick<INodeProperties, 'options' | 'default'> = {
-		options: contentTypeOptions,
-		default: 'course',
-	},
+	overrides: Partial<Pick<INodeProperties, 'options' | 'default'>> = {},
 ): INodeProperties {
 	return {
 		displayName: 'Content Type',
