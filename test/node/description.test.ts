@@ -35,7 +35,7 @@ function operationsOf(resource: string): INodePropertyOptions[] {
 	return (picker?.options ?? []) as INodePropertyOptions[];
 }
 
-test('resources and operations are exactly the public interface of issue 4', () => {
+test('resources and operations are exactly the public interface the README documents (renaming one breaks saved workflows)', () => {
 	const resource = description.properties.find((p) => p.name === 'resource')!;
 	expect((resource.options as INodePropertyOptions[]).map((o) => o.value).sort()).toEqual(
 		Object.keys(PUBLIC_INTERFACE).sort(),

@@ -43,8 +43,10 @@ import type {
 } from 'n8n-workflow';
 import { ICredentialsHelper, Workflow, createRunExecutionData, isExpression } from 'n8n-workflow';
 
-export const PACKAGE_NAME = 'n8n-nodes-learning-platform';
-export const CREDENTIAL_TYPE = 'learningPlatformApi';
+import { CREDENTIAL_TYPE } from '../../nodes/LearningPlatform/transport/config';
+import { PACKAGE_NAME } from '../../nodes/LearningPlatform/transport/version';
+
+export { CREDENTIAL_TYPE, PACKAGE_NAME };
 const CREDENTIAL_ID = 'test-credential';
 
 /** The database row of one credential, as n8n would hold it. */

@@ -12,7 +12,6 @@ import type {
 	INodeType,
 	INodeTypeDescription,
 } from 'n8n-workflow';
-import { request } from 'undici';
 
 import {
 	apiRequest,
@@ -21,7 +20,7 @@ import {
 	type ApiRoot,
 } from '../../nodes/LearningPlatform/transport';
 import type { SandboxHandle } from '../../sandbox';
-import { roots, uniqueUser } from '../sandbox/helpers';
+import { http, roots, uniqueUser } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';
 import { newSandboxUser } from '../support/sandboxUser';
 
@@ -182,17 +181,12 @@ export const OTHER_UA = 'another-process/1.0';
 export { roots };
 
 export async function rawGet(url: string, token?: string): Promise<{ status: number; json: any }> {
-	const headers: Record<string, string> = { accept: 'application/json', 'user-agent': OTHER_UA };
-	if (token !== undefined) headers.authorization = `Bearer ${token}`;
-	const res = await request(url, { method: 'GET', headers });
-	const text = await res.body.text();
-	let json: unknown;
-	try {
-		json = text ? JSON.parse(text) : undefined;
-	} catch {
-		json = text;
-	}
-	return { status: res.statusCode, json };
+	const { status, json } = await http('GET', url, {
+		token,
+		ua: false,
+		headers: { 'user-agent': OTHER_UA },
+	});
+	return { status, json };
 }
 
 /** An exchange done by "another n8n process" (straight to the API). */
