@@ -244,3 +244,18 @@ export class SandboxClient {
 		await this.agent.close();
 	}
 }
+
+/**
+ * The `learningPlatformApi` credential's data for a sandbox API user, as n8n holds it before the
+ * first exchange (no API key yet): what tests, the bench and the real-n8n harness import.
+ */
+export function credentialData(grant: TokenGrant): Record<string, string> {
+	return {
+		baseUrl: grant.base_url,
+		tenancyId: grant.tenancy_id,
+		username: grant.username,
+		refreshToken: grant.refresh_token,
+		apiKey: '',
+		apiKeyExpiresAt: '',
+	};
+}

@@ -63,7 +63,7 @@ export async function installDemo(
 	let reactivate = false;
 	if (!hasCredential || !options.apiStateExisted) {
 		await step('demo credential with a fresh refresh token', async () => {
-			const user = await sandbox.control.newUser(sandbox.username);
+			const user = await sandbox.control.issueRefreshToken(sandbox.username);
 			await host.importCredentials([
 				demoCredential({
 					baseUrl: sandbox.url,

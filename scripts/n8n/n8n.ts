@@ -1,6 +1,6 @@
 // A real n8n: one "host" (user folder, encryption key, database) shared by any number of n8n
 // processes: the main process started here, CLI commands (`import:*`, `export:*`, `execute`), and
-// later (queue mode, issue 8) workers, which only need another `startProcess('worker', ...)` with
+// later (queue mode) workers, which only need another `startProcess('worker', ...)` with
 // the same host and a shared database in `env` (DB_TYPE=postgresdb ...).
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';

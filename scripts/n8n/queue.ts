@@ -1,4 +1,4 @@
-// Queue mode (issue 8): n8n's distributed engine on one machine. Redis (the Bull job queue) and
+// Queue mode: n8n's distributed engine on one machine. Redis (the Bull job queue) and
 // PostgreSQL (the one database every process shares), both from Debian's packages, then the usual
 // stack (sandbox API, TLS front, n8n main) in queue mode, then `n8n worker` processes.
 //

@@ -3,6 +3,14 @@
 // process is busy, and is what `npm run sandbox` runs too.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import {
+	SandboxClient,
+	credentialData,
+	type AuthState,
+	type DeliveryAttempt,
+	type SubscriptionState,
+	type TokenGrant,
+} from '../../sandbox/client';
 import { step } from './log';
 import { REPO_ROOT } from './paths';
 import { cleanNpmEnv, spawnManaged, type ManagedProcess } from './processes';
@@ -17,7 +25,7 @@ export interface SandboxReady {
 
 export interface SandboxApi extends SandboxReady {
 	process: ManagedProcess;
-	control: SandboxControl;
+	control: SandboxClient;
 	stop(): Promise<void>;
 }
 
@@ -54,7 +62,7 @@ export async function startSandboxApi(options: StartSandboxApiOptions): Promise<
 		return {
 			...ready,
 			process: proc,
-			control: new SandboxControl(ready.url),
+			control: new SandboxClient(ready.url),
 			stop: async () => {
 				await proc.stop(5000);
 			},
@@ -62,134 +70,11 @@ export async function startSandboxApi(options: StartSandboxApiOptions): Promise<
 	});
 }
 
-export interface SandboxUser {
-	username: string;
-	tenancy_id: string;
-	base_url: string;
-	refresh_token: string;
-}
-
-export interface SandboxAuthState {
-	refresh_token: string;
-	api_key: string;
-	api_key_expires_at: string | number | null;
-	exchanges: number;
-	failed_exchanges: number;
-	[key: string]: unknown;
-}
-
-export interface SandboxDelivery {
-	id?: number | string;
-	subscription_id?: number;
-	url: string;
-	status?: number | null;
-	status_code?: number | null;
-	body?: string;
-	headers?: Record<string, string>;
-	[key: string]: unknown;
-}
-
-export interface SandboxSubscription {
-	id: number;
-	event: string;
-	url: string;
-	signing_key?: string | null;
-	auth_token?: string | null;
-	is_enabled?: boolean;
-	deleted?: boolean;
-	deleted_at?: string | null;
-	[key: string]: unknown;
-}
-
-/** Client of the sandbox control API (`/__sandbox`). */
-export class SandboxControl {
-	constructor(readonly url: string) {}
-
-	async call<T = unknown>(method: string, pathname: string, body?: unknown): Promise<T> {
-		const response = await fetch(`${this.url}/__sandbox${pathname}`, {
-			method,
-			headers: {
-				accept: 'application/json',
-				'user-agent': 'lp-harness',
-				...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-			},
-			body: body !== undefined ? JSON.stringify(body) : undefined,
-			signal: AbortSignal.timeout(30_000),
-		});
-		const text = await response.text();
-		if (!response.ok)
-			throw new Error(
-				`sandbox control ${method} ${pathname} -> ${response.status}: ${text.slice(0, 500)}`,
-			);
-		return (text ? JSON.parse(text) : undefined) as T;
-	}
-
-	/**
-	 * A refresh token for `username`, creating that API user when it is new (isolation per test:
-	 * pass a new name). Kills the user's previous token; without a name: the default user's.
-	 */
-	newUser(username?: string): Promise<SandboxUser> {
-		return this.call('POST', '/refresh-tokens', username ? { username } : {});
-	}
-
-	/** The live credential pair and exchange counters of a user. */
-	auth(username: string): Promise<SandboxAuthState> {
-		return this.call('GET', `/auth/${encodeURIComponent(username)}`);
-	}
-
-	expireApiKey(username: string): Promise<unknown> {
-		return this.call('POST', `/auth/${encodeURIComponent(username)}/expire-api-key`, {});
-	}
-
-	requests<T = unknown[]>(): Promise<T> {
-		return this.call('GET', '/requests');
-	}
-
-	stats<T = Record<string, unknown>>(): Promise<T> {
-		return this.call('GET', '/stats');
-	}
-
-	config(patch: Record<string, unknown>): Promise<unknown> {
-		return this.call('PATCH', '/config', patch);
-	}
-
-	/** Fires `Events\Courses\Completion_created` to the matching subscriptions. */
-	simulateCompletion(
-		body: { userId?: number; contentId?: number; username?: string } = {},
-	): Promise<Record<string, unknown>> {
-		return this.call('POST', '/simulate/completion', body);
-	}
-
-	async deliveries(username?: string): Promise<SandboxDelivery[]> {
-		const result = await this.call<unknown>(
-			'GET',
-			`/deliveries${username ? `?username=${encodeURIComponent(username)}` : ''}`,
-		);
-		return unwrapList<SandboxDelivery>(result, 'deliveries');
-	}
-
-	async subscriptions(username?: string): Promise<SandboxSubscription[]> {
-		const result = await this.call<unknown>(
-			'GET',
-			`/subscriptions${username ? `?username=${encodeURIComponent(username)}` : ''}`,
-		);
-		return unwrapList<SandboxSubscription>(result, 'subscriptions');
-	}
-
-	advanceClock(advanceMs: number): Promise<unknown> {
-		return this.call('POST', '/clock', { advanceMs });
-	}
-}
-
-function unwrapList<T>(value: unknown, key: string): T[] {
-	if (Array.isArray(value)) return value as T[];
-	if (value && typeof value === 'object') {
-		const obj = value as Record<string, unknown>;
-		if (Array.isArray(obj[key])) return obj[key] as T[];
-		if (Array.isArray(obj.data)) return obj.data as T[];
-	}
-	throw new Error(`unexpected ${key} response: ${JSON.stringify(value).slice(0, 300)}`);
-}
+/** The sandbox's control client (`/__sandbox`) is the one in sandbox/client.ts; these are its types. */
+export type SandboxUser = TokenGrant;
+export type SandboxAuthState = AuthState;
+export type SandboxDelivery = DeliveryAttempt;
+export type SandboxSubscription = SubscriptionState;
 
 /** A learningPlatformApi credential for `n8n import:credentials`, for a sandbox user. */
 export function sandboxCredential(
@@ -197,18 +82,15 @@ export function sandboxCredential(
 	name: string,
 	user: SandboxUser | SandboxReady,
 ): { id: string; name: string; type: string; data: Record<string, unknown> } {
-	const u = user as Partial<SandboxUser & SandboxReady>;
-	return {
-		id,
-		name,
-		type: 'learningPlatformApi',
-		data: {
-			baseUrl: u.base_url ?? u.url,
-			tenancyId: String(u.tenancy_id ?? u.tenancyId),
-			username: u.username,
-			refreshToken: u.refresh_token ?? u.refreshToken,
-			apiKey: '',
-			apiKeyExpiresAt: '',
-		},
-	};
+	const ready = user as SandboxReady;
+	const grant: TokenGrant =
+		typeof user.refresh_token === 'string'
+			? (user as TokenGrant)
+			: {
+					base_url: ready.url,
+					tenancy_id: ready.tenancyId,
+					username: ready.username,
+					refresh_token: ready.refreshToken,
+				};
+	return { id, name, type: 'learningPlatformApi', data: credentialData(grant) };
 }

@@ -2,7 +2,7 @@
 // n8n installed (cached) + the package packed and installed as a community package + the sandbox
 // API + the TLS front + one n8n main process with an owner and a public-API key.
 //
-// Queue mode (issue 8) adds processes to the same host: `stack.host.startProcess({command:
+// Queue mode adds processes to the same host: `stack.host.startProcess({command:
 // 'worker', ...})` with a shared database passed through `n8nEnv`.
 import * as fs from 'node:fs';
 import * as os from 'node:os';

@@ -73,7 +73,7 @@ describeIf('every action operation in real n8n', () => {
 
 	beforeAll(async () => {
 		user = (await importFreshCredentials(ctx.stack, [credId])).get(credId)!;
-		await ctx.stack.sandbox!.control.config({ rateLimitPerMinute: 10_000 });
+		await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
 		learnerUsername = (await demoData(ctx.stack)).activeLearners[3].username;
 
 		first = await runOnce(
@@ -199,9 +199,10 @@ describeIf('every action operation in real n8n', () => {
 	test('bookmark: created for the learner at the sandbox', async () => {
 		const [bookmark] = out(first, 'Bookmark');
 		expect(JSON.stringify(bookmark)).toContain('"bookmarkable_id":110');
-		const requests = await ctx.stack.sandbox!.control.call<
-			Array<{ path: string; method: string; status: number }>
-		>('GET', `/requests?username=${encodeURIComponent(user.username)}&path=bookmarks`);
+		const requests = await ctx.stack.sandbox!.control.requests({
+			username: user.username,
+			path: 'bookmarks',
+		});
 		expect(requests.filter((r) => r.method === 'POST' && r.status === 200)).toHaveLength(1);
 	});
 
@@ -243,7 +244,7 @@ describeIf('every action operation in real n8n', () => {
 		await control.simulateCompletion({ contentId: 111 });
 		const deadline = Date.now() + 30_000;
 		while (
-			!(await control.deliveries(user.username)).some(
+			!(await control.deliveries({ username: user.username })).some(
 				(d) => String(d.subscription_id) === webhookId && d.status_code === 404,
 			)
 		) {

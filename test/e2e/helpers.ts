@@ -144,7 +144,7 @@ export async function importFreshCredentials(
 	// A new API user per credential: subscriptions, rate-limit bucket and token chain of its own.
 	// (Without a username the control API re-issues the default user's token, killing the last one.)
 	for (const id of ids)
-		users.set(id, await stack.sandbox.control.newUser(`e2e-${id.toLowerCase()}`));
+		users.set(id, await stack.sandbox.control.issueRefreshToken(`e2e-${id.toLowerCase()}`));
 	await stack.host.importCredentials(
 		ids.map((id) => sandboxCredential(id, `e2e ${id}`, users.get(id)!)),
 	);
@@ -209,7 +209,7 @@ export interface DemoData {
 export async function demoData(
 	stack: Stack,
 ): Promise<DemoData & { activeLearners: DemoData['users'] }> {
-	const demo = await stack.sandbox!.control.call<DemoData>('GET', '/demo');
+	const demo: DemoData = await stack.sandbox!.control.demo();
 	return { ...demo, activeLearners: demo.users.filter((u) => !u.suspended && !u.deleted) };
 }
 

@@ -1,4 +1,4 @@
-// Queue mode (issue 8): the package on n8n's distributed engine. One n8n main process, two
+// Queue mode: the package on n8n's distributed engine. One n8n main process, two
 // `n8n worker` processes, Redis (Bull queue) and PostgreSQL (shared database), all real
 // (scripts/n8n/queue.ts). Asserts on what n8n stored, what each worker logged, and what the
 // sandbox API saw:
@@ -114,12 +114,12 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		});
 		// One sandbox API user per credential: each has its own tokens, rate-limit bucket and subscriptions.
 		for (const id of [rotCred, deadCred, bulkCred, hookCred, pollCred])
-			users.set(id, await control().newUser(`queue-${id.toLowerCase()}`));
+			users.set(id, await control().issueRefreshToken(`queue-${id.toLowerCase()}`));
 		const credentials = [...users].map(([id, user]) => sandboxCredential(id, `queue ${id}`, user));
 		await stack.host.importCredentials(credentials);
 		deadCredentialData = credentials.find((c) => c.id === deadCred)!.data;
 		// The operator issues a new token for that API user: the imported one is dead for good.
-		await control().newUser(users.get(deadCred)!.username);
+		await control().issueRefreshToken(users.get(deadCred)!.username);
 
 		const hook = (path: string, responseMode: string) => ({
 			name: 'Webhook',
@@ -238,7 +238,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const executions = await waitFinished(hookWorkflow, 3, 120_000);
 		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
 		expect(executions).toHaveLength(3);
-		const deliveries = (await control().deliveries(user.username)).filter(
+		const deliveries = (await control().deliveries({ username: user.username })).filter(
 			(d) => d.subscription_id === subscriptions[0].id,
 		);
 		expect(deliveries.map((d) => d.status_code)).toEqual([200, 200, 200]);
@@ -269,11 +269,11 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;
 			CREATE TRIGGER lp_slow_credential_update BEFORE UPDATE ON credentials_entity
 				FOR EACH ROW EXECUTE FUNCTION lp_slow_credential_update();`);
-		await control().call('PUT', '/faults', [{ kind: 'delay', delayMs: 300 }]);
+		await control().setFaults([{ kind: 'delay', delayMs: 300 }]);
 		try {
 			return await body();
 		} finally {
-			await control().call('DELETE', '/faults');
+			await control().clearFaults();
 			await stack.postgres.sql(
 				'DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;',
 			);
@@ -281,7 +281,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	}
 
 	test('rotation across workers, slow credential store: 40 executions from an expired API key, 5 times in a row, none fails', async () => {
-		await control().config({ rateLimitPerMinute: 10_000 });
+		await control().setConfig({ rateLimitPerMinute: 10_000 });
 		const user = users.get(rotCred)!;
 		const runs: Array<Record<string, unknown>> = [];
 		await slowCredentialStore(async () => {
@@ -352,7 +352,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	});
 
 	test('a really dead refresh token, slow credential store: 40 executions each fail with the clear error within the settle bound; nothing stored changes', async () => {
-		await control().config({ rateLimitPerMinute: 10_000 });
+		await control().setConfig({ rateLimitPerMinute: 10_000 });
 		const user = users.get(deadCred)!;
 		const before = await control().auth(user.username);
 		const started = Date.now();
@@ -400,15 +400,13 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	});
 
 	test('rate limit across workers: 2 executions x 60 bookmarks at 60 requests/minute, no failed item', async () => {
-		await control().config({ rateLimitPerMinute: 60 });
-		const demo = await control().call<{
-			users: Array<{ username: string; suspended: boolean; deleted: boolean }>;
-		}>('GET', '/demo');
+		await control().setConfig({ rateLimitPerMinute: 60 });
+		const demo = await control().demo();
 		const learners = demo.users
 			.filter((u) => !u.suspended && !u.deleted)
 			.map((u) => ({ username: u.username }));
 		expect(learners.length).toBeGreaterThanOrEqual(120);
-		const statsBefore = await control().stats<{ rate_limited: number; requests: number }>();
+		const statsBefore = await control().stats();
 		const t0 = Date.now();
 		for (const part of [learners.slice(0, 60), learners.slice(60, 120)]) {
 			const response = await fetch(`${stack.main.url}/webhook/${bulkPath}`, {
@@ -421,7 +419,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		}
 		const executions = await waitFinished(bulkWorkflow, 2, 400_000);
 		const ms = Date.now() - t0;
-		const statsAfter = await control().stats<{ rate_limited: number; requests: number }>();
+		const statsAfter = await control().stats();
 		const detailed = await Promise.all(
 			executions.map((e) => stack.client.getExecution(String(e.id))),
 		);
@@ -456,12 +454,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	test('polling trigger: one cursor in the main process, records created between polls arrive exactly once', async () => {
 		const user = users.get(pollCred)!;
 		const feedPolls = async () =>
-			(
-				await control().call<Array<{ path: string; status: number }>>(
-					'GET',
-					`/requests?username=${encodeURIComponent(user.username)}&path=completions`,
-				)
-			).length;
+			(await control().requests({ username: user.username, path: 'completions' })).length;
 		const emitted = async () => {
 			const executions = await executionsOf(pollWorkflow);
 			const detailed = await Promise.all(

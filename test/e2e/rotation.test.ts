@@ -75,7 +75,7 @@ describeIf('credential rotation in real n8n', () => {
 	beforeAll(async () => {
 		user = (await importFreshCredentials(ctx.stack, [credId])).get(credId)!;
 		// The rate limit is not under test here (the bench and the queue suite measure it).
-		await ctx.stack.sandbox!.control.config({ rateLimitPerMinute: 10_000 });
+		await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
 		await ctx.stack.host.importWorkflows([
 			linearWorkflow(hookWorkflowId, 'e2e rotation: webhook-started', [
 				webhookStart(hookPath),
@@ -158,10 +158,7 @@ describeIf('credential rotation in real n8n', () => {
 		const crossProcessMs = Date.now() - t1;
 		const afterCli = await control.auth(user.username);
 		if (process.env.LP_E2E_DEBUG) {
-			const requests = await control.call<Array<Record<string, unknown>>>(
-				'GET',
-				`/requests?username=${encodeURIComponent(user.username)}`,
-			);
+			const requests = await control.requests({ username: user.username });
 			log(
 				JSON.stringify(
 					requests.slice(-12).map((r) => [r.at, r.path, r.authorization_kind, r.status]),

@@ -112,7 +112,7 @@ describe('harness smoke: the packed package in real n8n', () => {
 		'the demo of `npm run sandbox` works: triggers activate, a completion fires, the manual demos run',
 		async () => {
 			const control = ctx.stack.sandbox!.control;
-			await control.config({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
+			await control.setConfig({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
 			const installed = await installDemo(ctx.stack, { apiStateExisted: false });
 			expect(installed.imported.sort()).toEqual([
 				'LpDemoAttendance',

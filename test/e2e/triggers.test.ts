@@ -69,7 +69,7 @@ describeIf('triggers in real n8n', () => {
 	beforeAll(async () => {
 		users = await importFreshCredentials(ctx.stack, [hookCred, pollCred]);
 		learner = (await demoData(ctx.stack)).activeLearners.map((u) => u.id);
-		await ctx.stack.sandbox!.control.config({ rateLimitPerMinute: 10_000 });
+		await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
 		await ctx.stack.host.importWorkflows([
 			linearWorkflow(hookWorkflowId, 'e2e: webhook trigger', [
 				{
@@ -124,11 +124,12 @@ describeIf('triggers in real n8n', () => {
 			if (!parts.trigger) return;
 			const control = ctx.stack.sandbox!.control;
 			const simulated = await control.simulateCompletion({ userId: learner[0], contentId: 104 });
-			const completion = (simulated as { completion: { completionid: number; username: string } })
-				.completion;
+			const { completion } = simulated;
 			const delivery = await waitFor(
 				async () =>
-					(await control.deliveries(hookUser().username)).find((d) => d.status_code === 200),
+					(await control.deliveries({ username: hookUser().username })).find(
+						(d) => d.status_code === 200,
+					),
 				30_000,
 				'the delivery',
 				500,
@@ -222,10 +223,9 @@ describeIf('triggers in real n8n', () => {
 			const before = (await hookExecutions()).length;
 			// The front holds n8n's answer back past the platform's time-out, so the sandbox retries
 			// the same bytes while the first attempt is still being answered.
-			const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } = (await control.config(
-				{},
-			)) as Record<string, number>;
-			await control.config({
+			const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } =
+				(await control.getConfig()) as unknown as Record<string, number>;
+			await control.setConfig({
 				deliveryTimeoutMs: 1000,
 				deliveryMaxAttempts: 3,
 				deliveryBackoffMs: 100,
@@ -235,7 +235,7 @@ describeIf('triggers in real n8n', () => {
 				await control.simulateCompletion({ userId: learner[1], contentId: 104 });
 				const attempts = await waitFor(
 					async () => {
-						const mine = (await control.deliveries(hookUser().username)).filter(
+						const mine = (await control.deliveries({ username: hookUser().username })).filter(
 							(d) => d.event === 'Events\\Courses\\Completion_created',
 						);
 						const last = mine[mine.length - 1];
@@ -249,7 +249,7 @@ describeIf('triggers in real n8n', () => {
 				expect(new Set(attempts.map((d) => d.body)).size).toBe(1);
 			} finally {
 				ctx.stack.front.delayResponses(0);
-				await control.config({ deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs });
+				await control.setConfig({ deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs });
 			}
 			await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
 			await sleep(5000);
@@ -280,10 +280,12 @@ describeIf('triggers in real n8n', () => {
 			expect(all).toHaveLength(1);
 			expect(all[0].deleted_at).toBeTruthy();
 
-			const deliveriesBefore = (await control.deliveries(hookUser().username)).length;
+			const deliveriesBefore = (await control.deliveries({ username: hookUser().username })).length;
 			await control.simulateCompletion({ userId: learner[2], contentId: 106 });
 			await sleep(3000);
-			expect((await control.deliveries(hookUser().username)).length).toBe(deliveriesBefore);
+			expect((await control.deliveries({ username: hookUser().username })).length).toBe(
+				deliveriesBefore,
+			);
 		});
 	});
 

@@ -1,6 +1,6 @@
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import type { SandboxClient } from '../../sandbox/client';
+import { credentialData, type SandboxClient } from '../../sandbox/client';
 import { CredentialStore } from './n8n';
 
 /** What a running sandbox offers, whether started in this process or as its own. */
@@ -20,13 +20,9 @@ export async function newSandboxUser(
 	extra: ICredentialDataDecryptedObject = {},
 ) {
 	const grant = await sandbox.control.issueRefreshToken(username);
+	// the address this process reaches the sandbox at (it may differ from the one it announces)
 	const data: ICredentialDataDecryptedObject = {
-		baseUrl: sandbox.url,
-		tenancyId: sandbox.tenancyId,
-		username: grant.username,
-		refreshToken: grant.refresh_token,
-		apiKey: '',
-		apiKeyExpiresAt: '',
+		...credentialData({ ...grant, base_url: sandbox.url, tenancy_id: sandbox.tenancyId }),
 		...extra,
 	};
 	return {
