@@ -13,14 +13,15 @@
  * are not recognised (see the README).
  */
 import { createHash } from 'node:crypto';
-import { sleep } from 'n8n-workflow';
+
+import { clock, type Clock } from '../LearningPlatform/transport/clock';
 
 /** How long an accepted delivery is remembered. */
-const REPEAT_WINDOW_MS = 15 * 60_000;
+export const REPEAT_WINDOW_MS = 15 * 60_000;
 /** Bounds the memory under a flood of distinct deliveries; the oldest are forgotten first. */
-const MAX_REMEMBERED = 10_000;
+export const MAX_REMEMBERED = 10_000;
 /** How long a repeat waits for n8n to answer the earlier attempt. */
-const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
+export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
 const ANSWER_CHECK_INTERVAL_MS = 20;
 
 /** What the node can read of n8n's HTTP response (an `http.ServerResponse`) to an attempt. */
@@ -36,8 +37,6 @@ interface RememberedAttempt {
 	startedExecution?: boolean;
 }
 
-const remembered = new Map<string, RememberedAttempt>();
-
 /**
  * Identifies a delivery by its bytes and by where it was sent: the same event delivered to the
  * production and to the test URL (two subscriptions) are two deliveries.
@@ -46,13 +45,6 @@ export function deliveryKey(destination: string[], rawBody: Buffer): string {
 	const hash = createHash('sha256');
 	for (const part of destination) hash.update(part).update('\0');
 	return hash.update(rawBody).digest('hex');
-}
-
-function forgetExpired(now: number): void {
-	for (const [key, attempt] of remembered) {
-		if (now - attempt.receivedAt < REPEAT_WINDOW_MS && remembered.size <= MAX_REMEMBERED) break;
-		remembered.delete(key);
-	}
 }
 
 /** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
@@ -65,37 +57,68 @@ function answerOf(attempt: RememberedAttempt): boolean | undefined {
 	return attempt.startedExecution;
 }
 
-async function waitForAnswer(attempt: RememberedAttempt): Promise<boolean | undefined> {
-	const deadline = Date.now() + WAIT_FOR_EARLIER_ANSWER_MS;
-	for (;;) {
-		const answer = answerOf(attempt);
-		if (answer !== undefined || Date.now() >= deadline) return answer;
-		await sleep(ANSWER_CHECK_INTERVAL_MS);
+/**
+ * The memory of one process. Time comes from `time()` (the process clock unless a test passes
+ * another), so the 60 s wait and the 15 min memory can be tested without waiting.
+ */
+export class RepeatedDeliveries {
+	private readonly remembered = new Map<string, RememberedAttempt>();
+
+	constructor(private readonly time: () => Clock = clock) {}
+
+	get size(): number {
+		return this.remembered.size;
+	}
+
+	/**
+	 * Decides whether the delivery identified by `key` repeats one that already started an
+	 * execution in this process. When it does not, this attempt is remembered (with its response,
+	 * to learn n8n's answer later) and the caller starts an execution.
+	 */
+	async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
+		// Deleted before set so the key moves to the end of the map, which forgetExpired reads as
+		// the newest.
+		const remember = (receivedAt: number): false => {
+			this.remembered.delete(key);
+			this.remembered.set(key, { receivedAt, response });
+			return false;
+		};
+		for (;;) {
+			const now = this.time().now();
+			this.forgetExpired(now);
+			const earlier = this.remembered.get(key);
+			if (earlier === undefined || now - earlier.receivedAt >= REPEAT_WINDOW_MS)
+				return remember(now);
+			const startedExecution = await this.waitForAnswer(earlier);
+			if (startedExecution === true) return true;
+			// Another repeat may have taken over while this one waited: judge against that one.
+			if (this.remembered.get(key) !== earlier) continue;
+			return remember(this.time().now());
+		}
+	}
+
+	private forgetExpired(now: number): void {
+		for (const [key, attempt] of this.remembered) {
+			if (now - attempt.receivedAt < REPEAT_WINDOW_MS && this.remembered.size <= MAX_REMEMBERED)
+				break;
+			this.remembered.delete(key);
+		}
+	}
+
+	private async waitForAnswer(attempt: RememberedAttempt): Promise<boolean | undefined> {
+		const time = this.time();
+		const deadline = time.now() + WAIT_FOR_EARLIER_ANSWER_MS;
+		for (;;) {
+			const answer = answerOf(attempt);
+			if (answer !== undefined || time.now() >= deadline) return answer;
+			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+		}
 	}
 }
 
-/**
- * Decides whether the delivery identified by `key` repeats one that already started an execution
- * in this process. When it does not, this attempt is remembered (with its response, to learn
- * n8n's answer later) and the caller starts an execution.
- */
+const processMemory = new RepeatedDeliveries();
+
+/** {@link RepeatedDeliveries.isRepeated} on this process's memory. */
 export async function isRepeatedDelivery(key: string, response: AttemptResponse): Promise<boolean> {
-	// Deleted before set so the key moves to the end of the map, which forgetExpired reads as
-	// the newest.
-	const remember = (receivedAt: number): false => {
-		remembered.delete(key);
-		remembered.set(key, { receivedAt, response });
-		return false;
-	};
-	for (;;) {
-		const now = Date.now();
-		forgetExpired(now);
-		const earlier = remembered.get(key);
-		if (earlier === undefined || now - earlier.receivedAt >= REPEAT_WINDOW_MS) return remember(now);
-		const startedExecution = await waitForAnswer(earlier);
-		if (startedExecution === true) return true;
-		// Another repeat may have taken over while this one waited: judge against that one.
-		if (remembered.get(key) !== earlier) continue;
-		return remember(Date.now());
-	}
+	return await processMemory.isRepeated(key, response);
 }

@@ -2,7 +2,12 @@
  * Pacing when another tool (or another n8n process) uses the same API user: its requests are
  * invisible until the server's answers reveal them (X-RateLimit-Remaining, 429 + Retry-After);
  * no item may fail because of them.
+ *
+ * Real HTTP to the sandbox, on virtual time: every wait of the transport moves the sandbox's
+ * clock (and so its rate-limit window) forward by as much, so the minute takes no real time.
+ * test/transport/pacing.test.ts is the one pacing test that waits for the real window.
  */
+import { useClock, type Clock } from '../../nodes/LearningPlatform/transport/clock';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { executeNode } from '../support/n8n';
 import {
@@ -46,16 +51,28 @@ test('another tool used most of the window: our burst waits it out, zero failed 
 		concurrent: true,
 		calls: Array.from({ length: 12 }, () => ({ path: '/events' })),
 	};
-	const started = Date.now();
-	const result = await executeNode({ nodeType: probe(plan), credentials: store });
-	const elapsed = Date.now() - started;
+	// the transport's clock and the sandbox's move on together
+	let virtualElapsed = 0;
+	const restore = useClock({
+		now: () => Date.now() + virtualElapsed,
+		sleep: async (ms: number) => {
+			virtualElapsed += ms;
+			await sb.control.advanceClock(ms);
+		},
+	} satisfies Clock);
+	let result;
+	try {
+		result = await executeNode({ nodeType: probe(plan), credentials: store });
+	} finally {
+		restore();
+	}
 	const out = outputOf(result);
 	expect(out).toHaveLength(12);
 	expect(out.filter((r) => !r.ok).map((r) => r.error?.message)).toEqual([]);
 	// only 4 slots were free: the rest had to wait until the window moved on
-	expect(elapsed).toBeGreaterThanOrEqual(50_000);
+	expect(virtualElapsed).toBeGreaterThanOrEqual(50_000);
 	const ours = (await sb.control.requests({ username })).filter((r) =>
 		r.user_agent?.startsWith('n8n-nodes-learning-platform/'),
 	);
 	expect(ours.filter((r) => r.status === 200 && r.path.endsWith('/events'))).toHaveLength(13);
-}, 150_000);
+});

@@ -15,16 +15,16 @@
  * - A 429 blocks the whole bucket until `Retry-After` (or until the oldest request leaves the
  *   window) and the request is retried by the transport.
  *
- * Waiting uses `sleep` from n8n-workflow.
+ * Time comes from a `Clock` (the process clock unless a test passes another), so minutes of
+ * pacing can be tested without waiting.
  */
-import { sleep } from 'n8n-workflow';
-
+import { clock, type Clock } from './clock';
 import { headerValue } from './errors';
 
 export const WINDOW_MS = 60_000;
 export const DEFAULT_LIMIT_PER_MINUTE = 60;
 /** Extra wait past the window's edge (clock granularity, server processing order). */
-const EDGE_MARGIN_MS = 250;
+export const EDGE_MARGIN_MS = 250;
 /** Longest single sleep, so a cancelled execution or a changed bucket is noticed in time. */
 const MAX_SLEEP_MS = 5_000;
 
@@ -43,27 +43,11 @@ interface Bucket {
 	finishLearning: (() => void) | null;
 }
 
-const buckets = new Map<string, Bucket>();
-
-function bucketFor(key: string): Bucket {
-	let b = buckets.get(key);
-	if (!b) {
-		b = {
-			limit: DEFAULT_LIMIT_PER_MINUTE,
-			limitKnown: false,
-			stamps: [],
-			external: null,
-			blockedUntil: 0,
-			learning: null,
-			finishLearning: null,
-		};
-		buckets.set(key, b);
-	}
-	return b;
-}
-
 function prune(b: Bucket, now: number) {
-	while (b.stamps.length && b.stamps[0] <= now - WINDOW_MS) b.stamps.shift();
+	// A request leaves the window only once the margin past the window's edge has passed too:
+	// waits are slept in chunks, and a stamp dropped at the bare edge would let the next
+	// request go before the margin.
+	while (b.stamps.length && b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS <= now) b.stamps.shift();
 	if (b.external && now - b.external.at >= WINDOW_MS) b.external = null;
 }
 
@@ -77,126 +61,6 @@ export interface RateTicket {
 
 function jitter(ms: number) {
 	return Math.floor(Math.random() * ms);
-}
-
-/**
- * Waits until a request may start for `key` and takes the slot. `isCancelled` is checked after
- * every sleep; when it returns true the wait ends with an error from `onCancel`.
- */
-export async function acquireSlot(
-	key: string,
-	options: { isCancelled?: () => boolean; onWait?: (ms: number, reason: string) => void } = {},
-): Promise<RateTicket> {
-	for (;;) {
-		const b = bucketFor(key);
-		const now = Date.now();
-		prune(b, now);
-
-		if (!b.limitKnown && b.learning) {
-			await b.learning;
-			continue;
-		}
-
-		let wait = 0;
-		let reason = '';
-		if (b.blockedUntil > now) {
-			wait = b.blockedUntil - now;
-			reason = 'the server answered 429';
-		} else {
-			const external = b.external?.count ?? 0;
-			const used = b.stamps.length + external;
-			if (used >= b.limit) {
-				reason = `${b.limit} requests per minute`;
-				const mustFree = used - b.limit + 1;
-				if (mustFree <= b.stamps.length) {
-					// the mustFree-th oldest of our own requests has to leave the window
-					wait = b.stamps[mustFree - 1] + WINDOW_MS + EDGE_MARGIN_MS - now;
-				} else if (b.external && now - b.external.at < MAX_SLEEP_MS) {
-					// blocked by others using the same API user, whose timing is unknown: hold back
-					// briefly, then let a request find out (a 429 says exactly how long to wait)
-					wait = b.external.at + MAX_SLEEP_MS - now;
-				} else {
-					b.external = null;
-					continue;
-				}
-			}
-		}
-
-		if (wait <= 0) {
-			const ticket: RateTicket = { key, stamp: now, learner: false };
-			b.stamps.push(now);
-			if (!b.limitKnown) {
-				ticket.learner = true;
-				b.learning = new Promise<void>((resolve) => {
-					b.finishLearning = resolve;
-				});
-			}
-			return ticket;
-		}
-
-		const ms = Math.min(wait + jitter(100), MAX_SLEEP_MS);
-		options.onWait?.(ms, reason);
-		await sleep(ms);
-		if (options.isCancelled?.())
-			throw new Error('The execution was cancelled while waiting for the rate limit');
-	}
-}
-
-/**
- * Records the server's answer to a request that held `ticket`: the limit and remaining headers,
- * and for a 429 the block until `Retry-After`. Returns the wait (ms) a 429 imposes, else 0.
- */
-export function recordAnswer(
-	ticket: RateTicket,
-	answer: { status?: number; headers?: unknown },
-): number {
-	const b = bucketFor(ticket.key);
-	const now = Date.now();
-	prune(b, now);
-
-	const limit = Number(headerValue(answer.headers, 'x-ratelimit-limit'));
-	if (Number.isInteger(limit) && limit > 0) b.limit = limit;
-
-	// The server counted the request when it arrived, somewhere between our stamp and now: move
-	// our stamp to now so our window never frees a slot before the server's does.
-	if (answer.status !== 429) restamp(b, ticket, now);
-
-	let blockedFor = 0;
-	if (answer.status === 429) {
-		// a refused request does not count on the server
-		releaseStamp(b, ticket.stamp);
-		const retryAfter = parseRetryAfter(headerValue(answer.headers, 'retry-after'), now);
-		if (retryAfter !== undefined) {
-			blockedFor = retryAfter + EDGE_MARGIN_MS + jitter(250);
-		} else if (b.stamps.length) {
-			blockedFor = Math.max(1_000, b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS - now);
-		} else {
-			blockedFor = 5_000 + jitter(1_000);
-		}
-		b.blockedUntil = Math.max(b.blockedUntil, now + blockedFor);
-	} else {
-		const remaining = Number(headerValue(answer.headers, 'x-ratelimit-remaining'));
-		if (Number.isInteger(remaining) && remaining >= 0) {
-			// requests the server counted that are not ours (ours in flight are not yet counted,
-			// so this never over-estimates because of ordering)
-			const others = b.limit - remaining - b.stamps.length;
-			b.external = others > 0 ? { count: others, at: now } : null;
-		}
-	}
-	finishLearning(b, ticket);
-	return blockedFor;
-}
-
-/** Gives the slot back when the request never reached the API (e.g. a stale credential). */
-export function releaseSlot(ticket: RateTicket) {
-	const b = bucketFor(ticket.key);
-	releaseStamp(b, ticket.stamp);
-	finishLearning(b, ticket);
-}
-
-/** Ends the learning phase even when the request failed without an answer. */
-export function settleSlot(ticket: RateTicket) {
-	finishLearning(bucketFor(ticket.key), ticket);
 }
 
 function finishLearning(b: Bucket, ticket: RateTicket) {
@@ -233,8 +97,180 @@ function parseRetryAfter(value: string | undefined, now: number): number | undef
 	return undefined;
 }
 
+/** Pacing state: one bucket per API user. */
+export class RateLimiter {
+	private readonly buckets = new Map<string, Bucket>();
+
+	constructor(private readonly time: () => Clock = clock) {}
+
+	/**
+	 * Waits until a request may start for `key` and takes the slot. `isCancelled` is checked after
+	 * every sleep; when it returns true the wait ends with an error from `onCancel`.
+	 */
+	async acquireSlot(
+		key: string,
+		options: { isCancelled?: () => boolean; onWait?: (ms: number, reason: string) => void } = {},
+	): Promise<RateTicket> {
+		for (;;) {
+			const b = this.bucketFor(key);
+			const time = this.time();
+			const now = time.now();
+			prune(b, now);
+
+			if (!b.limitKnown && b.learning) {
+				await b.learning;
+				continue;
+			}
+
+			let wait = 0;
+			let reason = '';
+			if (b.blockedUntil > now) {
+				wait = b.blockedUntil - now;
+				reason = 'the server answered 429';
+			} else {
+				const external = b.external?.count ?? 0;
+				const used = b.stamps.length + external;
+				if (used >= b.limit) {
+					reason = `${b.limit} requests per minute`;
+					const mustFree = used - b.limit + 1;
+					if (mustFree <= b.stamps.length) {
+						// the mustFree-th oldest of our own requests has to leave the window
+						wait = b.stamps[mustFree - 1] + WINDOW_MS + EDGE_MARGIN_MS - now;
+					} else if (b.external && now - b.external.at < MAX_SLEEP_MS) {
+						// blocked by others using the same API user, whose timing is unknown: hold back
+						// briefly, then let a request find out (a 429 says exactly how long to wait)
+						wait = b.external.at + MAX_SLEEP_MS - now;
+					} else {
+						b.external = null;
+						continue;
+					}
+				}
+			}
+
+			if (wait <= 0) {
+				const ticket: RateTicket = { key, stamp: now, learner: false };
+				b.stamps.push(now);
+				if (!b.limitKnown) {
+					ticket.learner = true;
+					b.learning = new Promise<void>((resolve) => {
+						b.finishLearning = resolve;
+					});
+				}
+				return ticket;
+			}
+
+			const ms = Math.min(wait + jitter(100), MAX_SLEEP_MS);
+			options.onWait?.(ms, reason);
+			await time.sleep(ms);
+			if (options.isCancelled?.())
+				throw new Error('The execution was cancelled while waiting for the rate limit');
+		}
+	}
+
+	/**
+	 * Records the server's answer to a request that held `ticket`: the limit and remaining headers,
+	 * and for a 429 the block until `Retry-After`. Returns the wait (ms) a 429 imposes, else 0.
+	 */
+	recordAnswer(ticket: RateTicket, answer: { status?: number; headers?: unknown }): number {
+		const b = this.bucketFor(ticket.key);
+		const now = this.time().now();
+		prune(b, now);
+
+		const limit = Number(headerValue(answer.headers, 'x-ratelimit-limit'));
+		if (Number.isInteger(limit) && limit > 0) b.limit = limit;
+
+		// The server counted the request when it arrived, somewhere between our stamp and now: move
+		// our stamp to now so our window never frees a slot before the server's does.
+		if (answer.status !== 429) restamp(b, ticket, now);
+
+		let blockedFor = 0;
+		if (answer.status === 429) {
+			// a refused request does not count on the server
+			releaseStamp(b, ticket.stamp);
+			const retryAfter = parseRetryAfter(headerValue(answer.headers, 'retry-after'), now);
+			if (retryAfter !== undefined) {
+				blockedFor = retryAfter + EDGE_MARGIN_MS + jitter(250);
+			} else if (b.stamps.length) {
+				blockedFor = Math.max(1_000, b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS - now);
+			} else {
+				blockedFor = 5_000 + jitter(1_000);
+			}
+			b.blockedUntil = Math.max(b.blockedUntil, now + blockedFor);
+		} else {
+			const remaining = Number(headerValue(answer.headers, 'x-ratelimit-remaining'));
+			if (Number.isInteger(remaining) && remaining >= 0) {
+				// requests the server counted that are not ours (ours in flight are not yet counted,
+				// so this never over-estimates because of ordering)
+				const others = b.limit - remaining - b.stamps.length;
+				b.external = others > 0 ? { count: others, at: now } : null;
+			}
+		}
+		finishLearning(b, ticket);
+		return blockedFor;
+	}
+
+	/** Gives the slot back when the request never reached the API (e.g. a stale credential). */
+	releaseSlot(ticket: RateTicket): void {
+		const b = this.bucketFor(ticket.key);
+		releaseStamp(b, ticket.stamp);
+		finishLearning(b, ticket);
+	}
+
+	/** Ends the learning phase even when the request failed without an answer. */
+	settleSlot(ticket: RateTicket): void {
+		finishLearning(this.bucketFor(ticket.key), ticket);
+	}
+
+	/** Forgets every bucket. */
+	reset(): void {
+		for (const b of this.buckets.values()) b.finishLearning?.();
+		this.buckets.clear();
+	}
+
+	private bucketFor(key: string): Bucket {
+		let b = this.buckets.get(key);
+		if (!b) {
+			b = {
+				limit: DEFAULT_LIMIT_PER_MINUTE,
+				limitKnown: false,
+				stamps: [],
+				external: null,
+				blockedUntil: 0,
+				learning: null,
+				finishLearning: null,
+			};
+			this.buckets.set(key, b);
+		}
+		return b;
+	}
+}
+
+/** The limiter every execution in this process shares (the API counts per API user). */
+const processLimiter = new RateLimiter();
+
+export async function acquireSlot(
+	key: string,
+	options: { isCancelled?: () => boolean; onWait?: (ms: number, reason: string) => void } = {},
+): Promise<RateTicket> {
+	return await processLimiter.acquireSlot(key, options);
+}
+
+export function recordAnswer(
+	ticket: RateTicket,
+	answer: { status?: number; headers?: unknown },
+): number {
+	return processLimiter.recordAnswer(ticket, answer);
+}
+
+export function releaseSlot(ticket: RateTicket): void {
+	processLimiter.releaseSlot(ticket);
+}
+
+export function settleSlot(ticket: RateTicket): void {
+	processLimiter.settleSlot(ticket);
+}
+
 /** For tests: forget every bucket. */
-export function resetRateLimiter() {
-	for (const b of buckets.values()) b.finishLearning?.();
-	buckets.clear();
+export function resetRateLimiter(): void {
+	processLimiter.reset();
 }
