@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 7): how close the nodes get to the API's limits, measured against the
+ * `npm run bench`: how close the nodes get to the API's limits, measured against the
  * sandbox API on loopback. Prints a table (stdout), progress (stderr), and writes
  * bench/results/latest.json and bench/results/latest.md.
  *
@@ -24,19 +24,28 @@ import * as path from 'node:path';
 import type { RowResult } from './lib/common';
 import { progress } from './lib/common';
 
-const ROWS = ['bulk', 'feed', 'reports', 'trigger', 'concurrency', 'concurrency-n8n'] as const;
+const ROWS = [
+	'bulk',
+	'feed',
+	'feed-n8n',
+	'reports',
+	'trigger',
+	'concurrency',
+	'concurrency-n8n',
+] as const;
 type RowId = (typeof ROWS)[number];
-/** issue 7's numbering */
+/** the row numbers of the README's table */
 const NUMBER: Record<RowId, string> = {
 	bulk: '1',
 	feed: '2',
+	'feed-n8n': '2b',
 	reports: '3',
 	trigger: '4',
 	concurrency: '5',
 	'concurrency-n8n': '5b',
 };
 /** rows that share one real n8n run in one child process, after the others */
-const REAL_N8N_ROWS: RowId[] = ['trigger', 'concurrency-n8n'];
+const REAL_N8N_ROWS: RowId[] = ['feed-n8n', 'trigger', 'concurrency-n8n'];
 
 export interface RowOptions {
 	quick: boolean;
@@ -49,6 +58,8 @@ async function loadRow(id: RowId): Promise<(options: RowOptions) => Promise<RowR
 			return (await import('./rows/bulkWrites')).run;
 		case 'feed':
 			return (await import('./rows/feedSync')).run;
+		case 'feed-n8n':
+			return (await import('./rows/feedN8n')).run;
 		case 'reports':
 			return (await import('./rows/reportPolling')).run;
 		case 'trigger':
@@ -278,7 +289,7 @@ async function main() {
 		}
 		rows = ROWS.filter((r) => wanted.includes(r));
 	} else if (quick) {
-		rows = rows.filter((r) => r !== 'concurrency-n8n');
+		rows = rows.filter((r) => r !== 'concurrency-n8n' && r !== 'feed-n8n');
 	}
 
 	const t0 = Date.now();

@@ -1,12 +1,19 @@
 // Installs Node 24 and the pinned n8n into the cache folder (outside the repository), once.
 // A marker file is written only after a complete install (n8n + sqlite3 rebuilt for Node 24), so
 // an interrupted install is resumed on the next run. Two harnesses (or a manual install) never
-// install into the same folder at once: a lock file, and any npm process whose working folder is
-// the install folder, make the later one wait for the `done <code>` line of install.log.
+// install into the same folder at once: a lock file (`.install.lock`, holding the pid; a lock whose
+// holder is gone is taken over) makes the later one wait.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatMs, log, step } from './log';
-import { N8N_VERSION, NODE_MAJOR, SQLITE3_VERSION, n8nPaths, type N8nPaths } from './paths';
+import {
+	N8N_VERSION,
+	NODE_MAJOR,
+	SQLITE3_VERSION,
+	installRecipe,
+	n8nPaths,
+	type N8nPaths,
+} from './paths';
 import { cleanNpmEnv, run } from './processes';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -68,29 +75,6 @@ async function nodeVersion(bin: string): Promise<string | undefined> {
 	return result.code === 0 ? result.stdout.trim() : undefined;
 }
 
-/** Processes (other than us) running npm with the install folder as their working folder. */
-function foreignNpmInFolder(folder: string): number[] {
-	const pids: number[] = [];
-	let entries: string[] = [];
-	try {
-		entries = fs.readdirSync('/proc');
-	} catch {
-		return pids;
-	}
-	for (const entry of entries) {
-		if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-		try {
-			const cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
-			if (path.resolve(cwd) !== path.resolve(folder)) continue;
-			const cmdline = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
-			if (/\bnpm\b/.test(cmdline)) pids.push(Number(entry));
-		} catch {
-			/* process gone or not ours to read */
-		}
-	}
-	return pids;
-}
-
 function pidAlive(pid: number): boolean {
 	try {
 		process.kill(pid, 0);
@@ -113,7 +97,6 @@ async function waitForForeignInstall(paths: N8nPaths, lockFile: string): Promise
 	const t0 = Date.now();
 	let lastLog = 0;
 	for (;;) {
-		const npmPids = foreignNpmInFolder(paths.n8nDir);
 		let lockPid: number | undefined;
 		try {
 			lockPid = Number(fs.readFileSync(lockFile, 'utf8').trim()) || undefined;
@@ -121,11 +104,11 @@ async function waitForForeignInstall(paths: N8nPaths, lockFile: string): Promise
 			lockPid = undefined;
 		}
 		const lockHeld = lockPid !== undefined && lockPid !== process.pid && pidAlive(lockPid);
-		if (!npmPids.length && !lockHeld) return;
+		if (!lockHeld) return;
 		if (Date.now() - lastLog > 20_000) {
 			lastLog = Date.now();
 			log(
-				`another install into ${paths.n8nDir} is running (${lockHeld ? `harness pid ${lockPid}` : `npm pid ${npmPids.join(',')}`}); ` +
+				`another install into ${paths.n8nDir} is running (harness pid ${lockPid}); ` +
 					`waiting ${formatMs(Date.now() - t0)} so far, ${countPackages(path.join(paths.n8nDir, 'node_modules'))} packages present`,
 			);
 		}
@@ -206,9 +189,17 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 	}
 	try {
 		const env = node24Env(paths);
+		const recipe = installRecipe(N8N_VERSION);
 		const manifest = path.join(paths.n8nDir, 'package.json');
 		if (!fs.existsSync(manifest))
-			fs.writeFileSync(manifest, JSON.stringify({ name: 'n8n-host', private: true }) + '\n');
+			fs.writeFileSync(
+				manifest,
+				JSON.stringify({
+					name: 'n8n-host',
+					private: true,
+					...(recipe.overrides ? { overrides: recipe.overrides } : {}),
+				}) + '\n',
+			);
 		const logText = fs.existsSync(path.join(paths.n8nDir, 'install.log'))
 			? fs.readFileSync(path.join(paths.n8nDir, 'install.log'), 'utf8')
 			: '';
@@ -256,6 +247,16 @@ export async function ensureN8nInstalled(): Promise<N8nPaths> {
 				throw new Error(
 					`sqlite3 still does not load under Node ${NODE_MAJOR} after the rebuild (see ${paths.n8nDir}/install.log)`,
 				);
+		}
+		for (const module of recipe.rebuild) {
+			await step(`build ${module} for Node ${NODE_MAJOR}`, () =>
+				npmWithProgress(
+					paths,
+					['rebuild', module, '--foreground-scripts'],
+					`building ${module}`,
+					env,
+				),
+			);
 		}
 		fs.writeFileSync(
 			paths.n8nMarker,

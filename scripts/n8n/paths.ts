@@ -1,8 +1,38 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 
-/** The pinned n8n version the package is tested against. */
-export const N8N_VERSION = '2.40.7';
+/** The n8n version the whole suite runs on (and `npm run sandbox` starts by default). */
+export const PINNED_N8N_VERSION = '2.40.7';
+
+/**
+ * The n8n version this process uses: `LP_N8N_VERSION`, else the pinned one. Each version lives in
+ * its own cache folder (`n8n-<version>`), with what it needs to install here (`installRecipe`).
+ */
+export const N8N_VERSION = process.env.LP_N8N_VERSION?.trim() || PINNED_N8N_VERSION;
+
+/** The other versions `npm test` runs a named subset of the e2e suite on (README: tested versions). */
+export const MATRIX_N8N_VERSIONS = ['1.123.81', '2.41.3'];
+
+export interface InstallRecipe {
+	/** `overrides` for the installing folder's package.json: dependencies this registry lacks */
+	overrides?: Record<string, string>;
+	/** native modules to build for Node 24 after the install (sqlite3 is always handled) */
+	rebuild: string[];
+}
+
+/** What a version needs on this machine kind (npm registry only, no GitHub or CDN downloads). */
+export function installRecipe(version: string): InstallRecipe {
+	const [major, minor] = version.split('.').map(Number);
+	if (major === 1) {
+		// 1.x takes xlsx from a CDN tarball; its expression engine needs isolated-vm built natively
+		return { overrides: { xlsx: 'npm:xlsx@0.18.5' }, rebuild: ['isolated-vm'] };
+	}
+	if (major === 2 && minor >= 41) {
+		// @n8n/agents 0.26.2 is not on this registry; 0.26.1 is
+		return { overrides: { '@n8n/agents': '0.26.1' }, rebuild: [] };
+	}
+	return { rebuild: [] };
+}
 /** The sqlite3 that n8n 2.40.7 pins (node_modules/n8n/package.json); built from source here. */
 export const SQLITE3_VERSION = '5.1.7';
 /** Node.js major required by n8n 2.x (the machine's own Node is 20). */
