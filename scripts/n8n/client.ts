@@ -285,8 +285,17 @@ export class N8nClient {
 		await this.waitForPublication(workflowId, 'not_published', options.timeoutMs);
 	}
 
-	async publicationStatus(workflowId: string): Promise<PublicationStatus> {
-		return this.rest<PublicationStatus>('GET', `/workflows/${workflowId}/publication-status`);
+	/** undefined on n8n 1.x, which has no publication status (it activates synchronously). */
+	async publicationStatus(workflowId: string): Promise<PublicationStatus | undefined> {
+		try {
+			return await this.rest<PublicationStatus>(
+				'GET',
+				`/workflows/${workflowId}/publication-status`,
+			);
+		} catch (error) {
+			if (error instanceof N8nHttpError && error.status === 404) return undefined;
+			throw error;
+		}
 	}
 
 	async waitForPublication(
@@ -298,6 +307,9 @@ export class N8nClient {
 		const deadline = Date.now() + timeoutMs;
 		for (;;) {
 			const status = await this.publicationStatus(workflowId);
+			// n8n 1.x: the activate/deactivate call returned after the triggers were (un)registered
+			if (!status)
+				return { status: wanted, liveVersionId: null, pendingVersionId: null, triggers: [] };
 			if (status.status === wanted) return status;
 			if (wanted === 'published' && (status.status === 'failed' || status.status === 'partial')) {
 				const errors = status.triggers

@@ -2,6 +2,7 @@
 // user) and `demo/workflows/*.json` (imported with n8n's CLI, activated when `"active": true`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { N8nHttpError } from './client';
 import { step } from './log';
 import type { CredentialImport, WorkflowJson } from './n8n';
 import { REPO_ROOT } from './paths';
@@ -55,10 +56,13 @@ export async function installDemo(
 	if (!sandbox) throw new Error('the sandbox API is not running');
 	const workflows = demoWorkflows();
 
-	const credentials = await client.api<{ data: Array<{ id: string }> }>(
-		'GET',
-		'/credentials?limit=250',
-	);
+	// n8n 1.x's public API cannot list credentials (405); its internal REST API can
+	const credentials = await client
+		.api<{ data: Array<{ id: string }> }>('GET', '/credentials?limit=250')
+		.catch(async (error: unknown) => {
+			if (!(error instanceof N8nHttpError) || error.status !== 405) throw error;
+			return await client.rest<{ data: Array<{ id: string }> }>('GET', '/credentials');
+		});
 	const hasCredential = credentials.data.some((c) => c.id === DEMO_CREDENTIAL_ID);
 	let reactivate = false;
 	if (!hasCredential || !options.apiStateExisted) {

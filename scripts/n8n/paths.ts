@@ -1,8 +1,10 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 
+import versions from './versions.json';
+
 /** The n8n version the whole suite runs on (and `npm run sandbox` starts by default). */
-export const PINNED_N8N_VERSION = '2.40.7';
+export const PINNED_N8N_VERSION: string = versions.pinned;
 
 /**
  * The n8n version this process uses: `LP_N8N_VERSION`, else the pinned one. Each version lives in
@@ -10,8 +12,11 @@ export const PINNED_N8N_VERSION = '2.40.7';
  */
 export const N8N_VERSION = process.env.LP_N8N_VERSION?.trim() || PINNED_N8N_VERSION;
 
-/** The other versions `npm test` runs a named subset of the e2e suite on (README: tested versions). */
-export const MATRIX_N8N_VERSIONS = ['1.123.81', '2.41.3'];
+/**
+ * The other versions `npm test` runs a named subset of the e2e suite on (`matrixTests`, the e2e
+ * file names; scripts/run-tests.js reads the same file). README: "Tested n8n versions".
+ */
+export const MATRIX_N8N_VERSIONS: string[] = versions.matrix;
 
 export interface InstallRecipe {
 	/** `overrides` for the installing folder's package.json: dependencies this registry lacks */
@@ -22,15 +27,13 @@ export interface InstallRecipe {
 
 /** What a version needs on this machine kind (npm registry only, no GitHub or CDN downloads). */
 export function installRecipe(version: string): InstallRecipe {
-	const [major, minor] = version.split('.').map(Number);
+	const major = Number(version.split('.')[0]);
 	if (major === 1) {
 		// 1.x takes xlsx from a CDN tarball; its expression engine needs isolated-vm built natively
 		return { overrides: { xlsx: 'npm:xlsx@0.18.5' }, rebuild: ['isolated-vm'] };
 	}
-	if (major === 2 && minor >= 41) {
-		// @n8n/agents 0.26.2 is not on this registry; 0.26.1 is
-		return { overrides: { '@n8n/agents': '0.26.1' }, rebuild: [] };
-	}
+	// 2.41.3 (the newest) needs @n8n/agents 0.26.2 and @n8n/ai-node-sdk 0.31.2, which this
+	// registry does not serve; 2.41.1 resolves from it as published.
 	return { rebuild: [] };
 }
 /** The sqlite3 that n8n 2.40.7 pins (node_modules/n8n/package.json); built from source here. */

@@ -113,7 +113,8 @@ export async function pollReport(
 				},
 			);
 		}
-		if (this.getExecutionCancelSignal()?.aborted) {
+		// optional: an n8n without cancel signals simply lets the wait run to its time-out
+		if (this.getExecutionCancelSignal?.()?.aborted) {
 			throw new NodeOperationError(
 				this.getNode(),
 				`Execution cancelled while waiting for request ID ${requestId}`,

@@ -41,12 +41,42 @@ export interface AuthFailureError extends Error {
  * one for any status it finds. It also never wraps the underlying HTTP error, whose request
  * config holds the refresh token in its Authorization header.
  */
+/**
+ * The exchange's failures of the last minutes, by message. n8n 1.x wraps the error thrown from
+ * `preAuthentication` in a NodeApiError that keeps only its message and description (no `cause`,
+ * no own properties), so the marker is lost on the way to the transport. The exchange runs in the
+ * transport's process, so the message alone finds the facts again.
+ */
+const recentAuthFailures = new Map<
+	string,
+	NonNullable<FailureFacts['authFailure']> & { at: number }
+>();
+const RECENT_AUTH_FAILURE_MS = 5 * 60_000;
+const MAX_RECENT_AUTH_FAILURES = 1_000;
+
+function rememberAuthFailure(facts: NonNullable<FailureFacts['authFailure']>): void {
+	recentAuthFailures.delete(facts.message);
+	recentAuthFailures.set(facts.message, { ...facts, at: Date.now() });
+	if (recentAuthFailures.size > MAX_RECENT_AUTH_FAILURES) {
+		const oldest = recentAuthFailures.keys().next().value;
+		if (oldest !== undefined) recentAuthFailures.delete(oldest);
+	}
+}
+
+function recentAuthFailure(message: string): FailureFacts['authFailure'] {
+	const found = recentAuthFailures.get(message);
+	if (!found || Date.now() - found.at > RECENT_AUTH_FAILURE_MS) return undefined;
+	const { at: _at, ...facts } = found;
+	return facts;
+}
+
 export function authFailure(
 	kind: AuthFailureKind,
 	message: string,
 	description?: string,
 	dead?: { token: string; since: number },
 ): AuthFailureError {
+	rememberAuthFailure({ kind, message, description, dead });
 	const error = new Error(message) as AuthFailureError;
 	error.name = 'LearningPlatformCredentialError';
 	error[AUTH_FAILURE] = kind;
@@ -116,6 +146,9 @@ export function inspectFailure(error: unknown): FailureFacts {
 			facts.cancelled = true;
 		if (typeof e.message === 'string' && e.message) facts.message = e.message;
 		current = e.cause;
+	}
+	if (!facts.authFailure && facts.status === undefined && facts.message) {
+		facts.authFailure = recentAuthFailure(facts.message);
 	}
 	if (facts.status === undefined && error && typeof error === 'object') {
 		const httpCode = Number((error as IDataObject).httpCode);
