@@ -59,11 +59,13 @@ export async function installDemo(
 	// n8n 1.x's public API cannot list credentials (405); its internal REST API can
 	const credentials = await client
 		.api<{ data: Array<{ id: string }> }>('GET', '/credentials?limit=250')
+		.then((page) => page.data)
 		.catch(async (error: unknown) => {
 			if (!(error instanceof N8nHttpError) || error.status !== 405) throw error;
-			return await client.rest<{ data: Array<{ id: string }> }>('GET', '/credentials');
+			// the REST client hands back the list itself (it unwraps `data`)
+			return await client.rest<Array<{ id: string }>>('GET', '/credentials');
 		});
-	const hasCredential = credentials.data.some((c) => c.id === DEMO_CREDENTIAL_ID);
+	const hasCredential = credentials.some((c) => c.id === DEMO_CREDENTIAL_ID);
 	let reactivate = false;
 	if (!hasCredential || !options.apiStateExisted) {
 		await step('demo credential with a fresh refresh token', async () => {
