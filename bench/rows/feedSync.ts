@@ -19,8 +19,15 @@ import type {
 	INodeType,
 	INodeTypeDescription,
 } from 'n8n-workflow';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 
+import {
+	bareFeedLoop,
+	BENCH_USER_AGENT as USER_AGENT,
+	FEED_PAGE as PAGE,
+	tenancyRoot,
+	type BareFeedResult,
+} from '../lib/feed';
 import { LearningPlatform } from '../lib/nodes';
 import { executeNode } from '../../test/support/n8n';
 import {
@@ -39,49 +46,14 @@ import {
 } from '../lib/common';
 
 const RECORDS = 100_000;
-const PAGE = 500;
 const RATE_LIMIT = 100_000;
 const RUNS = 5;
 /** beyond the issue's 100,000: a larger Return All in a second sandbox-feed (headroom check) */
 const HEADROOM_RECORDS = 150_000;
-const USER_AGENT = 'n8n-nodes-learning-platform-bench';
 
-interface BareResult {
-	records: number;
-	requests: number;
-	ms: number;
-}
-
-/** The bare loop: GET page, parse JSON, keep the records, follow `next_cursor` until null. */
-async function bareLoop(
-	url: string,
-	apiKey: string,
-	agent: Agent,
-	maxPages = Infinity,
-): Promise<BareResult> {
-	const records: unknown[] = [];
-	let cursor: string | null = null;
-	let requests = 0;
-	const t0 = performance.now();
-	do {
-		const qs = new URLSearchParams({ limit: String(PAGE), showSuspended: 'true' });
-		if (cursor) qs.set('cursor', cursor);
-		const res = await request(`${url}/completions?${qs}`, {
-			headers: {
-				authorization: `Bearer ${apiKey}`,
-				accept: 'application/json',
-				'user-agent': USER_AGENT,
-			},
-			dispatcher: agent,
-		});
-		requests++;
-		if (res.statusCode !== 200)
-			throw new Error(`bare loop: HTTP ${res.statusCode}: ${await res.body.text()}`);
-		const page = (await res.body.json()) as { data: unknown[]; next_cursor: string | null };
-		for (const record of page.data) records.push(record);
-		cursor = page.next_cursor;
-	} while (cursor && requests < maxPages);
-	return { records: records.length, requests, ms: performance.now() - t0 };
+/** The bare loop with this row's query (suspended learners' records included, as the node's option). */
+function bareLoop(url: string, apiKey: string, agent: Agent, maxPages?: number) {
+	return bareFeedLoop(url, apiKey, agent, { query: { showSuspended: 'true' }, maxPages });
 }
 
 /**
@@ -175,7 +147,7 @@ export async function run(): Promise<RowResult> {
 			credentials,
 		});
 		if (warm.error) throw warm.error;
-		const reportRoot = `${sandbox.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${encodeURIComponent(sandbox.tenancyId)}`;
+		const reportRoot = tenancyRoot(sandbox.url, sandbox.tenancyId);
 		const agent = new Agent({ keepAliveTimeout: 10_000 });
 		const apiKey = String(credentials.data.apiKey);
 		await bareLoop(reportRoot, apiKey, agent, 5);
@@ -189,7 +161,7 @@ export async function run(): Promise<RowResult> {
 		let nodeRecords = 0;
 		let nodeRequests = 0;
 		let failed = 0;
-		let bare: BareResult = { records: 0, requests: 0, ms: NaN };
+		let bare: BareFeedResult = { records: 0, requests: 0, ms: NaN };
 		let peakRss = 0;
 		let firstPeakRss = 0;
 		global.gc?.();
