@@ -1,7 +1,10 @@
 #!/usr/bin/env node
-// Runs both jest projects (integration, then e2e in band) even when the first fails, and
-// prints one closing line `N passed, N failed, N skipped` that CI reads: a run that executed
-// no test shows `0 passed` rather than a green summary.
+// The README's test command. First the release gates (`npm run lint`: n8n-node lint, the
+// tooling lint, prettier, the type check, n8n's scanner on the source and on the packed
+// tarball) and the build; then both jest projects (integration, then e2e in band), each run even
+// when an earlier step failed so one run shows every problem. Prints one closing line
+// `N passed, N failed, N skipped` that CI reads: a failed gate counts as a failure, and a run that
+// executed no test shows `0 passed` rather than a green summary.
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
@@ -31,6 +34,19 @@ const runs = [
 
 const total = { passed: 0, failed: 0, skipped: 0 };
 let exitCode = 0;
+
+for (const gate of ['lint', 'build']) {
+	const started = Date.now();
+	const result = spawnSync('npm', ['run', gate], { cwd: root, stdio: 'inherit' });
+	const seconds = Math.round((Date.now() - started) / 1000);
+	if (result.status === 0) {
+		console.log(`[run-tests] ${gate}: passed in ${seconds} s`);
+	} else {
+		console.log(`[run-tests] ${gate}: FAILED (exit ${result.status}) in ${seconds} s`);
+		total.failed++;
+		exitCode = 1;
+	}
+}
 for (const { project, label, output, args, env } of runs) {
 	const outputFile = path.join(resultsDir, `${output ?? project}.json`);
 	fs.rmSync(outputFile, { force: true });

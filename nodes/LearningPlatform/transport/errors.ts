@@ -66,8 +66,12 @@ function rememberAuthFailure(facts: NonNullable<FailureFacts['authFailure']>): v
 function recentAuthFailure(message: string): FailureFacts['authFailure'] {
 	const found = recentAuthFailures.get(message);
 	if (!found || Date.now() - found.at > RECENT_AUTH_FAILURE_MS) return undefined;
-	const { at: _at, ...facts } = found;
-	return facts;
+	return {
+		kind: found.kind,
+		message: found.message,
+		description: found.description,
+		dead: found.dead,
+	};
 }
 
 export function authFailure(
