@@ -14,10 +14,15 @@ import {
 	filtersCollection,
 	optionsCollection,
 	simplifyProperties,
-} from '../LearningPlatform/actions/common.descriptions';
+} from '../shared/descriptions';
 import { formatFeedTimestamp, toFeedTimestamp } from '../LearningPlatform/helpers/dates';
 import type { FeedFilters } from '../LearningPlatform/helpers/feed';
-import { FEED_FLAGS, feedFilterQuery, walkFeed } from '../LearningPlatform/helpers/feed';
+import {
+	COMPLETION_SIMPLIFIED_FIELDS,
+	FEED_FLAGS,
+	feedFilterQuery,
+	walkFeed,
+} from '../LearningPlatform/helpers/feed';
 import { enabledFlags, parseId } from '../LearningPlatform/helpers/parameters';
 import { simplifyDefault, simplifyRecords } from '../LearningPlatform/helpers/simplify';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
@@ -164,7 +169,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			dark: 'file:learningPlatformCompletion.dark.svg',
 		},
 		group: ['trigger'],
-		// 1.1: Simplify on by default (see LearningPlatform/actions/common.descriptions.ts)
+		// 1.1: Simplify on by default (see nodes/shared/descriptions.ts)
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: 'Completions feed',
@@ -237,7 +242,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				feedContentTypeFilter,
 			]),
 			optionsCollection(feedFlagOptions),
-			...simplifyProperties('completion'),
+			...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
 		],
 	};
 
@@ -254,7 +259,9 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			simplifyDefault(this.getNode().typeVersion),
 		) as boolean;
 		const output = (records: IDataObject[]) =>
-			this.helpers.returnJsonArray(simplify ? simplifyRecords(records, 'completion') : records);
+			this.helpers.returnJsonArray(
+				simplify ? simplifyRecords(records, COMPLETION_SIMPLIFIED_FIELDS) : records,
+			);
 
 		if (this.getMode() === 'manual') {
 			const sample = await newestSample.call(this, settings);

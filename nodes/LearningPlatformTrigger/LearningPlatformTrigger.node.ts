@@ -10,7 +10,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { eventPicker } from '../LearningPlatform/actions/common.descriptions';
+import { eventPicker } from '../shared/descriptions';
 import {
 	eventMatches,
 	friendlyEventSubtitle,

@@ -19,7 +19,7 @@
  * pacing can be tested without waiting.
  */
 import { clock, type Clock } from './clock';
-import { headerValue } from './errors';
+import { headerValue } from './failureFacts';
 
 export const WINDOW_MS = 60_000;
 export const DEFAULT_LIMIT_PER_MINUTE = 60;

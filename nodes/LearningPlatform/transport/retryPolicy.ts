@@ -10,7 +10,7 @@
  */
 import type { IHttpRequestMethods } from 'n8n-workflow';
 
-import type { FailureFacts } from './errors';
+import type { FailureFacts } from './failureFacts';
 
 /** Retries of network errors and 5xx (GET only). */
 export const MAX_TRANSIENT_RETRIES = 4;
