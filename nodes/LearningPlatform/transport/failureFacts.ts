@@ -106,6 +106,7 @@ const MAX_DEPTH = 6;
 /** Walks `error` and its `cause` chain (n8n wraps HTTP errors in NodeApiError, sometimes twice). */
 export function inspectFailure(error: unknown): FailureFacts {
 	const facts: FailureFacts = { message: '', cancelled: false };
+	const wrapped: { status?: number; body?: unknown } = {};
 	let current: unknown = error;
 	for (let depth = 0; depth < MAX_DEPTH && current && typeof current === 'object'; depth++) {
 		const e = current as IDataObject & {
@@ -125,18 +126,26 @@ export function inspectFailure(error: unknown): FailureFacts {
 			facts.headers = response.headers;
 			facts.body = response.data ?? response.body;
 		}
+		// n8n 1.x's NodeApiError drops its `cause`; it keeps the status as `httpCode` and a JSON
+		// body as `context.data` (a text body and the headers are lost there)
+		const httpCode = Number(e.httpCode);
+		if (wrapped.status === undefined && Number.isInteger(httpCode) && httpCode >= 100) {
+			wrapped.status = httpCode;
+		}
+		const context = e.context as IDataObject | undefined;
+		if (wrapped.body === undefined && context?.data && typeof context.data === 'object') {
+			wrapped.body = context.data;
+		}
 		if (!facts.code && typeof e.code === 'string' && /^[A-Z_]+$/.test(e.code)) facts.code = e.code;
 		if (e.name === 'CanceledError' || e.code === 'ERR_CANCELED' || e.name === 'AbortError')
 			facts.cancelled = true;
 		if (typeof e.message === 'string' && e.message) facts.message = e.message;
 		current = e.cause;
 	}
+	if (facts.status === undefined) facts.status = wrapped.status;
+	if (facts.body === undefined && facts.status === wrapped.status) facts.body = wrapped.body;
 	if (!facts.authFailure && facts.status === undefined && facts.message) {
 		facts.authFailure = recentAuthFailure(facts.message);
-	}
-	if (facts.status === undefined && error && typeof error === 'object') {
-		const httpCode = Number((error as IDataObject).httpCode);
-		if (Number.isInteger(httpCode) && httpCode >= 100) facts.status = httpCode;
 	}
 	return facts;
 }
