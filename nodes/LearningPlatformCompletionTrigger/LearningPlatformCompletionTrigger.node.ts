@@ -7,18 +7,12 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import {
-	feedContentIdFilter,
-	feedContentTypeFilter,
-	feedFlagOptions,
-	filtersCollection,
-	optionsCollection,
-	simplifyProperties,
-} from '../shared/descriptions';
+import { feedFilters, feedOptions, simplifyProperties } from '../shared/descriptions';
 import { formatFeedTimestamp, toFeedTimestamp } from '../LearningPlatform/helpers/dates';
 import type { FeedFilters } from '../LearningPlatform/helpers/feed';
 import {
 	COMPLETION_SIMPLIFIED_FIELDS,
+	COMPLETION_STATUSES,
 	FEED_FLAGS,
 	feedFilterQuery,
 	walkFeed,
@@ -56,15 +50,6 @@ const MANUAL_WINDOWS_SECONDS: Array<number | null> = [
 ];
 /** ...reading at most this many pages per window, so a manual run stays quick on a busy tenancy. */
 const MANUAL_MAX_PAGES_PER_WINDOW = 10;
-
-const COMPLETION_STATUSES = [
-	'Completed',
-	'In Progress',
-	'Enrolled',
-	'Archived',
-	'Viewed',
-	'Did Not Complete',
-];
 
 interface TriggerSettings {
 	filters: FeedFilters;
@@ -182,11 +167,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{
-				name: 'learningPlatformApi',
-				required: true,
-				testedBy: 'learningPlatformApiTest',
-			},
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
 		properties: [
 			{
@@ -228,7 +209,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				description:
 					'Records changed at or after this time are emitted first. Changing the date later starts over from the new date (unless it is an expression).',
 			},
-			filtersCollection([
+			feedFilters([
 				{
 					displayName: 'Completion Status',
 					name: 'statuses',
@@ -238,10 +219,8 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 					description:
 						'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Include Not Completed.',
 				},
-				feedContentIdFilter,
-				feedContentTypeFilter,
 			]),
-			optionsCollection(feedFlagOptions),
+			feedOptions(),
 			...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
 		],
 	};

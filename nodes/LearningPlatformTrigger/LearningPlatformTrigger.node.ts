@@ -67,11 +67,7 @@ export class LearningPlatformTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{
-				name: 'learningPlatformApi',
-				required: true,
-				testedBy: 'learningPlatformApiTest',
-			},
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
 		webhooks: [
 			{

@@ -118,12 +118,25 @@ export const showSuspendedOption: INodeProperties = {
 
 // The completions feed: Completion → Get Many and the Completion Trigger.
 
-export const feedContentTypeFilter = contentTypeFilter('Only records of this content type');
+/** The feed's "Filters": content ID and type (sent on every page), after any of the node's own. */
+export function feedFilters(own: INodeProperties[] = [], description?: string): INodeProperties {
+	return filtersCollection(
+		[
+			...own,
+			contentIdFilter('Only records of this content (numeric ID)'),
+			contentTypeFilter('Only records of this content type'),
+		],
+		description,
+	);
+}
 
-export const feedContentIdFilter = contentIdFilter('Only records of this content (numeric ID)');
+/** The feed's "Options": its on/off flags, then any of the node's own. */
+export function feedOptions(own: INodeProperties[] = []): INodeProperties {
+	return optionsCollection([...feedFlagOptions, ...own]);
+}
 
 /** The feed's on/off flags (helpers/feed.ts FEED_FLAGS), sorted by label. */
-export const feedFlagOptions: INodeProperties[] = [
+const feedFlagOptions: INodeProperties[] = [
 	contentFieldsOption,
 	userFieldsOption,
 	{

@@ -9,6 +9,16 @@ import { enabledFlags } from './parameters';
 // follow `next_cursor` until null, upsert on `completionid`, restart a rejected cursor from the
 // last known-good `lastupdated`).
 
+/** The feed's documented `completionstatus` values (spec: Completion record). */
+export const COMPLETION_STATUSES = [
+	'Completed',
+	'In Progress',
+	'Enrolled',
+	'Archived',
+	'Viewed',
+	'Did Not Complete',
+] as const;
+
 /** What a simplified completion record keeps: who, what, status, when. */
 export const COMPLETION_SIMPLIFIED_FIELDS = [
 	'completionid',

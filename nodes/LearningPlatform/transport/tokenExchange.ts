@@ -22,6 +22,7 @@ import {
 	incompleteCredential,
 	refreshTokenRejected,
 	staleCredential,
+	type Words,
 } from './wording';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
@@ -101,13 +102,7 @@ export async function exchangeRefreshToken(
 
 	const spentAt = spent.get(hash);
 	if (spentAt !== undefined) {
-		const { message, description } = staleCredential(settings);
-		throw authFailure({
-			kind: 'stale',
-			message,
-			description,
-			dead: { token: hash, since: spentAt },
-		});
+		throw deadTokenFailure('stale', staleCredential(settings), hash, spentAt);
 	}
 
 	const exchange = runExchange(helpers, settings, refreshToken, hash).finally(() =>
@@ -129,13 +124,12 @@ async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
 }
 
 function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) {
-	const { message, description } = refreshTokenRejected(settings);
-	return authFailure({
-		kind: 'refused',
-		message,
-		description,
-		dead: { token: hash, since: refusedAt },
-	});
+	return deadTokenFailure('refused', refreshTokenRejected(settings), hash, refusedAt);
+}
+
+function deadTokenFailure(kind: 'stale' | 'refused', words: Words, token: string, since: number) {
+	const { message, description } = words;
+	return authFailure({ kind, message, description, dead: { token, since } });
 }
 
 async function runExchange(

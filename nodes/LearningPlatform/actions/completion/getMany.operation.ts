@@ -8,11 +8,8 @@ import { enabledFlags, optionalId, readLimit } from '../../helpers/parameters';
 import { simplifyDefault, simplifyRecords } from '../../helpers/simplify';
 import {
 	FEED_DOCS_LINK,
-	feedContentIdFilter,
-	feedContentTypeFilter,
-	feedFlagOptions,
-	filtersCollection,
-	optionsCollection,
+	feedFilters,
+	feedOptions,
 	simplifyProperties,
 } from '../../../shared/descriptions';
 import { returnAllAndLimit } from '../common.descriptions';
@@ -35,12 +32,11 @@ export const description: INodeProperties[] = [
 		placeholder: 'e.g. {{ $json.syncState.next_cursor }}',
 		description: `To get only what is new or changed since an earlier run, give the bookmark that run saved (its Sync State item, turned on under Options). Leave empty on the first run. If the platform no longer accepts the bookmark, the node starts again from Updated Since and warns you. ${FEED_DOCS_LINK}`,
 	},
-	filtersCollection(
-		[feedContentIdFilter, feedContentTypeFilter],
+	feedFilters(
+		[],
 		'Sent unchanged on every page: the cursor does not remember them, so keep them the same between runs',
 	),
-	optionsCollection([
-		...feedFlagOptions,
+	feedOptions([
 		{
 			displayName: 'Output Sync State',
 			name: 'outputSyncState',
