@@ -23,6 +23,8 @@ export interface StoredSubscription {
 	authToken: string;
 	event: string;
 	url: string;
+	/** registered for "Listen for test event": always deleted, never kept */
+	test?: boolean;
 }
 
 interface WebhookSubscription {
@@ -44,6 +46,7 @@ const STORED_KEYS: Array<keyof StoredSubscription> = [
 	'authToken',
 	'event',
 	'url',
+	'test',
 ];
 
 export function readStoredSubscription(staticData: IDataObject): Partial<StoredSubscription> {
@@ -54,6 +57,7 @@ export function readStoredSubscription(staticData: IDataObject): Partial<StoredS
 		authToken: typeof staticData.authToken === 'string' ? staticData.authToken : undefined,
 		event: typeof staticData.event === 'string' ? staticData.event : undefined,
 		url: typeof staticData.url === 'string' ? staticData.url : undefined,
+		test: staticData.test === true ? true : undefined,
 	};
 }
 
@@ -62,7 +66,10 @@ export function clearStoredSubscription(staticData: IDataObject): void {
 }
 
 function storeSubscription(staticData: IDataObject, subscription: StoredSubscription): void {
-	for (const key of STORED_KEYS) staticData[key] = subscription[key];
+	for (const key of STORED_KEYS) {
+		if (subscription[key] === undefined) delete staticData[key];
+		else staticData[key] = subscription[key];
+	}
 }
 
 /** The transport already throws n8n errors (secrets scrubbed): pass those on; wrap anything else. */
@@ -173,6 +180,7 @@ export async function createSubscription(
 	this: IHookFunctions,
 	webhookUrl: string,
 	event: string,
+	{ test = false }: { test?: boolean } = {},
 ): Promise<void> {
 	assertHttpsWebhookUrl.call(this, webhookUrl);
 	const staticData = this.getWorkflowStaticData('node');
@@ -214,7 +222,14 @@ export async function createSubscription(
 		throw operationFailure(this.getNode(), words.subscriptionWithoutId);
 	}
 
-	storeSubscription(staticData, { subscriptionId, signingKey, authToken, event, url: webhookUrl });
+	storeSubscription(staticData, {
+		subscriptionId,
+		signingKey,
+		authToken,
+		event,
+		url: webhookUrl,
+		test: test || undefined,
+	});
 
 	// A subscription kept from before (another URL or event) would go on receiving deliveries nobody checks.
 	if (previous.subscriptionId !== undefined && previous.subscriptionId !== subscriptionId) {
@@ -226,10 +241,18 @@ export async function createSubscription(
 	}
 }
 
-/** Deletes the stored subscription; a 404 means it is already gone. Other failures keep the data for a later attempt. */
-export async function deleteSubscription(this: IHookFunctions): Promise<boolean> {
+/**
+ * Deletes the stored subscription; a 404 means it is already gone. Other failures keep the data
+ * for a later attempt. With `keep` (recovering missed deliveries) a production subscription stays,
+ * so the platform logs what it cannot deliver while the workflow is inactive.
+ */
+export async function deleteSubscription(
+	this: IHookFunctions,
+	{ keep = false }: { keep?: boolean } = {},
+): Promise<boolean> {
 	const staticData = this.getWorkflowStaticData('node');
-	const { subscriptionId } = readStoredSubscription(staticData);
+	const { subscriptionId, test } = readStoredSubscription(staticData);
+	if (keep && !test && subscriptionId !== undefined) return true;
 	if (subscriptionId === undefined) {
 		clearStoredSubscription(staticData);
 		return true;
