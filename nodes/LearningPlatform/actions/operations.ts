@@ -9,9 +9,13 @@ import { updateDisplayOptions } from 'n8n-workflow';
 /** What an operation returns for one input item: one object, or one object per output item. */
 export type ItemResult = IDataObject | IDataObject[];
 
-/** An operation file's exports: its picker entry, its own fields, and what it does per item. */
+/**
+ * An operation file's exports: its picker entry, what an AI model reads about it when the node is
+ * its tool, its own fields, and what it does per item.
+ */
 export interface Operation {
 	option: Required<Pick<INodePropertyOptions, 'name' | 'description' | 'action'>>;
+	toolDescription: string;
 	/** its fields; the resource shows them for this operation only */
 	description: INodeProperties[];
 	execute(this: IExecuteFunctions, itemIndex: number): Promise<ItemResult>;
@@ -41,10 +45,27 @@ export function resourceProperties<Table extends OperationTable>(
 		default: defaultOperation,
 	};
 	const fields = entries.flatMap(([value, operation]) =>
-		updateDisplayOptions(
-			{ show: { resource: [resource], operation: [value] } },
-			operation.description,
-		),
+		updateDisplayOptions({ show: { resource: [resource], operation: [value] } }, [
+			toolDescriptionProperty(operation.toolDescription),
+			...operation.description,
+		]),
 	);
 	return [picker, ...fields];
+}
+
+/**
+ * The tool copy's description of the chosen operation (n8n then adds none of its own): shown and
+ * sent only when the node is an AI agent's or MCP client's tool, editable there.
+ */
+function toolDescriptionProperty(text: string): INodeProperties {
+	return {
+		displayName: 'Tool Description',
+		name: 'toolDescription',
+		type: 'string',
+		typeOptions: { rows: 4 },
+		default: text,
+		description:
+			'What the AI model reads about this tool: what it does, what it needs, what it returns. Edit it to fit your workflow.',
+		displayOptions: { show: { '@tool': [true] } },
+	};
 }

@@ -4,6 +4,7 @@ import { apiFailure, apiRequest, operationFailure, words } from '../transport';
 import { clock } from '../transport/clock';
 import { enabledFlags } from './parameters';
 import { simplifyDefault, simplifyRecords } from './simplify';
+import { boundedForModel } from './toolOutput';
 
 // The asynchronous reports: submit a request, then poll it by `requestid` until `Complete`. Every
 // poll is a normal request, so it is paced with every other request of the API user.
@@ -151,9 +152,14 @@ export async function runReportForItem(
 		simplifyDefault(this.getNode().typeVersion),
 	) as boolean;
 	// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
-	if (!simplify || isPendingItem(records)) return records;
-	return simplifyRecords(records, report.simplifiedFields);
+	if (isPendingItem(records)) return records;
+	const shaped = simplify ? simplifyRecords(records, report.simplifiedFields) : records;
+	return boundedForModel.call(this, itemIndex, shaped, NARROWER_REPORT);
 }
+
+/** What a model is told to do when a report had more records than it was given. */
+export const NARROWER_REPORT =
+	'Ask for a narrower report (one learner with User ID, or one course with Content ID).';
 
 /** The single `{requestid, status}` item `pollReport` returns when it does not wait. */
 function isPendingItem(records: IDataObject[]): boolean {

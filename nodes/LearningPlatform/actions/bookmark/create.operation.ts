@@ -41,6 +41,10 @@ export const option = {
 	action: 'Create a bookmark',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Bookmarks one piece of content for one learner. Needs the learner's Username (login name, e.g. learner023), the numeric Content ID, and its Content Type (course, live learning, resource or video). Returns the bookmark created (id, bookmarkable_id, created_at) with the username and content. Fails with a message naming what was not found when the learner or the content does not exist.";
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	// an expression resolving to null must read as missing, not as the text "null"
 	const username = requiredText.call(this, 'username', 'Username', itemIndex);

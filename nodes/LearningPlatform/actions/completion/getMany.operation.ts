@@ -6,6 +6,7 @@ import { COMPLETION_SIMPLIFIED_FIELDS, FEED_FLAGS, walkFeed } from '../../helper
 import { hintOnce } from '../../helpers/hints';
 import { enabledFlags, optionalId, readLimit } from '../../helpers/parameters';
 import { simplifyDefault, simplifyRecords } from '../../helpers/simplify';
+import { moreNote, runsAsTool } from '../../helpers/toolOutput';
 import {
 	FEED_DOCS_LINK,
 	feedFilters,
@@ -53,6 +54,10 @@ export const option = {
 		'Read completion records from the change feed, oldest change first; each completionid is output once, in its latest version',
 	action: 'Get many completions',
 };
+
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. Narrow it with Content ID or Content Type, and Updated Since for recent changes. At most Limit records; a last item notes when more exist.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = readLimit.call(this, itemIndex);
@@ -111,7 +116,16 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	// Simplify applies to the records only; the sync state item below is never cut down.
 	const records = simplify
 		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
-		: result.records;
+		: [...result.records];
+	if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
+		records.push(
+			moreNote(
+				records.length,
+				undefined,
+				'Narrow the read with Content ID, Content Type or Updated Since, or raise the Limit.',
+			),
+		);
+	}
 	if (options.outputSyncState === true) {
 		return [
 			...records,

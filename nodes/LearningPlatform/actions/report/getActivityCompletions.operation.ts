@@ -11,6 +11,7 @@ import {
 	simplifyProperties,
 	userFieldsOption,
 } from '../../../shared/descriptions';
+import { toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
@@ -64,6 +65,7 @@ export const description: INodeProperties[] = [
 			default: 'Course',
 		}),
 	]),
+	toolLimitProperty,
 	reportOptions(...flagOptions),
 	...simplifyProperties(report.simplifiedFields),
 ];
@@ -74,6 +76,10 @@ export const option = {
 		'Run the activity completions report for a learner and/or a content item; outputs one item per completed activity',
 	action: 'Get activity completions',
 };
+
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Runs the learning platform's activity completions report for one learner (User ID) and/or one course (Content ID) and waits for it (usually seconds). Needs a numeric User ID or Content ID: find a course's Content ID with the content report. Returns one record per completed activity: username, contentid, contentname, activityid, activityname, activitycompletionstatus, activitytimecompleted. At most Limit records; a last item notes how many more there were.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);

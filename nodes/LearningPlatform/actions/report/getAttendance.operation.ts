@@ -10,6 +10,7 @@ import {
 	simplifyProperties,
 	userFieldsOption,
 } from '../../../shared/descriptions';
+import { toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [
@@ -43,6 +44,7 @@ export const description: INodeProperties[] = [
 	filtersCollection([
 		contentIdFilter('Only attendance of this Live Learning content (numeric ID)'),
 	]),
+	toolLimitProperty,
 	reportOptions(...flagOptions),
 	...simplifyProperties(report.simplifiedFields),
 ];
@@ -52,6 +54,10 @@ export const option = {
 	description: 'Run the Live Learning attendance report; outputs one item per learner and session',
 	action: 'Get attendance',
 };
+
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Runs the Live Learning attendance report, optionally for one Live Learning course (Content ID), and waits for it. Returns one record per learner and session: username, contentid, contentname, sessionid, eventname, sessionstarttime, attendancestatus (Attended, Did Not Attend). At most Limit records; a last item notes how many more there were.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	return await runReportForItem.call(

@@ -2,7 +2,8 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
-import { pollReport, readWaitOptions } from '../../helpers/reports';
+import { NARROWER_REPORT, pollReport, readWaitOptions } from '../../helpers/reports';
+import { boundedForModel, toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';
 import { REPORTS } from './reports';
 
@@ -26,6 +27,7 @@ export const description: INodeProperties[] = [
 		description:
 			'The "requestid" returned by an earlier report operation (with "Wait for Result" off, or named in a timeout error)',
 	},
+	toolLimitProperty,
 	reportOptions(),
 ];
 
@@ -34,6 +36,10 @@ export const option = {
 	description: 'Fetch the records of an earlier report request by its request ID',
 	action: 'Get report result',
 };
+
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Fetches the records of an earlier report request by its Request ID and Report Type (activitycompletions, attendance or content); waits while it is still processing. Only useful after a report ran out of time and named its request ID.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const reportType = this.getNodeParameter('reportType', itemIndex) as string;
@@ -48,7 +54,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	}
 	const requestId = requiredId.call(this, 'requestId', 'Request ID', itemIndex);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	return await pollReport.call(
+	const records = await pollReport.call(
 		this,
 		report,
 		undefined,
@@ -56,4 +62,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		readWaitOptions(options),
 		itemIndex,
 	);
+	return boundedForModel.call(this, itemIndex, records, NARROWER_REPORT);
 }

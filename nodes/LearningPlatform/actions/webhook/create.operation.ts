@@ -38,6 +38,10 @@ export const option = {
 	action: 'Create a webhook subscription',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Subscribes an https URL to a learning-platform event (or a wildcard such as Events\\Courses\\*). Returns the new subscription with its id.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const event = requiredText.call(this, 'event', 'Event', itemIndex);
 	const url = this.getNodeParameter('url', itemIndex, '') as string;

@@ -15,6 +15,10 @@ export const option = {
 	action: 'Delete a webhook subscription',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Deletes one webhook subscription by its numeric Webhook ID; it receives nothing more.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
 		extractValue: true,

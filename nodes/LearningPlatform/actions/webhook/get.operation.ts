@@ -13,6 +13,10 @@ export const option = {
 	action: 'Get a webhook subscription',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Gets one webhook subscription of the learning platform by its numeric Webhook ID (secrets masked).';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
 		extractValue: true,

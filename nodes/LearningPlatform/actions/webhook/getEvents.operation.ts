@@ -11,6 +11,10 @@ export const option = {
 	action: 'Get webhook events',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Lists the event names (and wildcards) a webhook subscription of the learning platform can use.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const response = (await apiRequest.call(this, 'GET', 'webhook', '/events', { itemIndex })) as {
 		events?: unknown;

@@ -18,6 +18,10 @@ export const option = {
 	action: 'Get webhook delivery logs',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Lists the delivery attempts of one webhook subscription (by its numeric Webhook ID), newest first: event_type, success, tries, status_code, response, created_at. At most Limit entries.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
 		extractValue: true,

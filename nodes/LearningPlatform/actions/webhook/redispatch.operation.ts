@@ -16,6 +16,10 @@ export const option = {
 	action: 'Redispatch a webhook delivery',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Has the platform send one logged delivery (by Webhook ID and Log ID) again, usually a failed one.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
 		extractValue: true,

@@ -28,6 +28,10 @@ export const option = {
 	action: 'Send a sample webhook event',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Gets a sample payload of a learning-platform event (a fully named event, no wildcard), or delivers it to a given https URL; never to stored subscriptions.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const event = requiredText.call(this, 'event', 'Event', itemIndex);
 	assertConcreteEvent.call(this, event, 'Event', itemIndex);

@@ -37,6 +37,10 @@ export const option = {
 	action: 'Update a webhook subscription',
 };
 
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Changes the given fields of one webhook subscription (by its numeric Webhook ID): event, url, enabled, secrets.';
+
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {
 		extractValue: true,
