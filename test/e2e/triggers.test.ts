@@ -199,9 +199,11 @@ describeIf('triggers in real n8n', () => {
 			expect(genuine.status).toBe(200);
 			expect(JSON.parse(genuine.body)).toEqual({ received: true, passedOn: false, repeated: true });
 
-			// A new event with a valid signature still starts an execution.
+			// Another event occurrence (another payload) with a valid signature still starts one.
+			const sent = JSON.parse(body) as Record<string, unknown>;
 			const fresh = JSON.stringify({
-				...(JSON.parse(body) as Record<string, unknown>),
+				...sent,
+				payload: { ...(sent.payload as Record<string, unknown>), e2e: 'fresh' },
 				delivery_id: 'e2e-fresh',
 			});
 			const signingKey = (await live(hookUser().username))[0].signing_key as string;

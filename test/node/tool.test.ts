@@ -181,6 +181,21 @@ describe('what comes back into the model context is bounded', () => {
 		});
 	});
 
+	test('an empty report is said to be empty (n8n would hand the model an empty text)', async () => {
+		const demo = await t.sandbox.control.demo();
+		const suspended = demo.users.find((u) => u.suspended && !u.deleted)!;
+		const parameters = {
+			resource: 'report',
+			operation: 'getActivityCompletions',
+			userId: String(suspended.id),
+		};
+		expect(json(await t.run(parameters))).toEqual([]);
+		const result = await executeNode({ nodeType: tool, parameters, credentials: t.credentials });
+		expect(json(result)).toEqual([
+			{ note: expect.stringMatching(/^No records matched\. Suspended learners are left out/) },
+		]);
+	});
+
 	test('a feed read stops at its Limit and says that more exist', async () => {
 		const result = await executeNode({
 			nodeType: tool,

@@ -154,12 +154,14 @@ export async function runReportForItem(
 	// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
 	if (isPendingItem(records)) return records;
 	const shaped = simplify ? simplifyRecords(records, report.simplifiedFields) : records;
-	return boundedForModel.call(this, itemIndex, shaped, NARROWER_REPORT);
+	return boundedForModel.call(this, itemIndex, shaped, REPORT_ADVICE);
 }
 
-/** What a model is told to do when a report had more records than it was given. */
-export const NARROWER_REPORT =
-	'Ask for a narrower report (one learner with User ID, or one course with Content ID).';
+/** What a model is told when a report had more records than it was given, or none. */
+export const REPORT_ADVICE = {
+	more: 'Ask for a narrower report (one learner with User ID, or one course with Content ID).',
+	none: 'Suspended learners are left out unless the report includes suspended users; check the IDs with the content report.',
+};
 
 /** The single `{requestid, status}` item `pollReport` returns when it does not wait. */
 function isPendingItem(records: IDataObject[]): boolean {

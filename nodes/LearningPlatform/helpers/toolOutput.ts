@@ -26,17 +26,21 @@ export function moreNote(shown: number, total: number | undefined, advice: strin
 	return { note: `Showing ${of}. ${advice}` };
 }
 
-/** On the tool copy, at most Limit records, then a note; elsewhere the records as they are. */
+/**
+ * On the tool copy, at most Limit records, then a note; no records, a note saying so (n8n would
+ * hand the model an empty text). Elsewhere the records as they are.
+ */
 export function boundedForModel(
 	this: IExecuteFunctions,
 	itemIndex: number,
 	records: IDataObject[],
-	advice: string,
+	advice: { more: string; none: string },
 ): IDataObject[] {
 	if (!runsAsTool(this)) return records;
+	if (records.length === 0) return [{ note: `No records matched. ${advice.none}` }];
 	const limit = Number(this.getNodeParameter('limit', itemIndex, toolLimitProperty.default));
 	if (!Number.isInteger(limit) || limit < 1 || records.length <= limit) return records;
 	const shown = records.slice(0, limit);
-	shown.push(moreNote(limit, records.length, advice));
+	shown.push(moreNote(limit, records.length, advice.more));
 	return shown;
 }

@@ -117,7 +117,11 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const records = simplify
 		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
 		: [...result.records];
-	if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
+	if (records.length === 0 && runsAsTool(this)) {
+		records.push({
+			note: 'No completion records matched. The feed holds changes since Updated Since only; widen it, or drop the Content ID or Content Type filter.',
+		});
+	} else if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
 		records.push(
 			moreNote(
 				records.length,

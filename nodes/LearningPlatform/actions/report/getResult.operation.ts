@@ -2,7 +2,7 @@ import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workfl
 import { NodeOperationError } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
-import { NARROWER_REPORT, pollReport, readWaitOptions } from '../../helpers/reports';
+import { REPORT_ADVICE, pollReport, readWaitOptions } from '../../helpers/reports';
 import { boundedForModel, toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';
 import { REPORTS } from './reports';
@@ -62,5 +62,5 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		readWaitOptions(options),
 		itemIndex,
 	);
-	return boundedForModel.call(this, itemIndex, records, NARROWER_REPORT);
+	return boundedForModel.call(this, itemIndex, records, REPORT_ADVICE);
 }
