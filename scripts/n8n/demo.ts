@@ -1,7 +1,9 @@
 // The demo content of `npm run sandbox`: `demo/credential.template.json` (filled with a sandbox
-// user) and `demo/workflows/*.json` (imported with n8n's CLI, activated when `"active": true`).
+// user), the OpenAI credential of the scripted chat model (ai.ts) and `demo/workflows/*.json`
+// (imported with n8n's CLI, activated when `"active": true`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { installAiCredential } from './ai';
 import { N8nHttpError } from './client';
 import { step } from './log';
 import type { CredentialImport, WorkflowJson } from './n8n';
@@ -82,6 +84,10 @@ export async function installDemo(
 		// Active workflows were activated at n8n's start with the old credential.
 		reactivate = hasCredential;
 	}
+	await installAiCredential(
+		stack,
+		credentials.map((c) => c.id),
+	);
 
 	const missing: WorkflowJson[] = [];
 	for (const workflow of workflows)
