@@ -260,6 +260,8 @@ type Json = Record<string, unknown>;
 
 /** What a tool result holds: the items n8n returned, or an error text. */
 export function readToolOutput(output: string): { error: string } | { items: Json[] } {
+	// n8n sends `""` (JSON of an empty string) when the tool node output no items
+	if (output.trim() === '') return { items: [] };
 	let parsed: unknown;
 	try {
 		parsed = JSON.parse(output);

@@ -177,7 +177,7 @@ function banner(stack: Stack, options: Options, startedIn: number): string {
 		" HR assistant (AI Agent + Learning Platform tools on the sandbox's scripted model, no API key):",
 		`   chat page   ${n8nUrl}/webhook/${HR_ASSISTANT.chatWebhookId}/chat   (or "Open chat" in the editor)`,
 		`   curl -s -X POST ${n8nUrl}/webhook/${HR_ASSISTANT.chatWebhookId}/chat -H 'content-type: application/json' \\`,
-		`     -d '{"action":"sendMessage","sessionId":"demo","chatInput":"Which activities has learner 42 completed?"}'`,
+		`     -d '{"action":"sendMessage","sessionId":"demo","chatInput":"Which activities has learner 23 completed?"}'`,
 		` MCP server      ${n8nUrl}/mcp/${HR_MCP.path}   (Streamable HTTP or SSE, no auth: loopback only)`,
 		'',
 		` State: ${options.stateDir}   Logs: ${path.join(options.stateDir, 'logs')}`,

@@ -178,6 +178,7 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 
 		// 3. the tool result is in the next model call, with the platform's records
 		const expected = await api.report('activitycompletions', { userId });
+		expect(expected.length).toBeGreaterThan(0); // a learner with records, or the test proves little
 		const [result] = toolOutputs(second);
 		expect(result.callId).toBe(callId);
 		const items = JSON.parse(result.output) as Array<Record<string, unknown>>;
@@ -295,13 +296,26 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 			);
 		});
 
-		test('an invalid argument comes back as isError with a message naming the field', async () => {
-			const result = await client.callTool({
+		test('an invalid argument, and an API error, come back as isError with a message saying why', async () => {
+			await control().clearRequests();
+			const invalid = await client.callTool({
 				name: TOOLS.bookmark.name,
 				arguments: { username: learner.username, contentId: 'not a number', contentType: 'course' },
 			});
-			expect(result.isError).toBe(true);
-			expect(text(result)).toMatch(/contentId/);
+			expect(invalid.isError).toBe(true);
+			// n8n checks the arguments against the $fromAI schema before the node runs
+			expect(text(invalid)).toMatch(/did not match expected schema[\s\S]*contentId/);
+			expect(await control().requests({ path: '/bookmarks/' })).toEqual([]);
+
+			const unknown = await client.callTool({
+				name: TOOLS.bookmark.name,
+				arguments: { username: 'nobody.here', contentId: 103, contentType: 'course' },
+			});
+			expect(unknown.isError).toBe(true);
+			expect(text(unknown)).toContain('nobody.here');
+			expect((await control().requests({ path: '/bookmarks/' })).map((r) => r.status)).toEqual([
+				404,
+			]);
 		});
 	});
 });

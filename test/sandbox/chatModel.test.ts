@@ -157,6 +157,18 @@ describe('scripted chat model (OpenAI-compatible, /openai/v1)', () => {
 			'The tool reported an error: No learner with ID 42 (404: User not found.)',
 		);
 		expect(calls(failed)).toEqual([]);
+
+		// a tool node that output no items reaches the model as `""`
+		const empty = await client.responses.create({
+			model: SCRIPTED_MODEL,
+			tools: responsesTools,
+			input: [
+				question,
+				{ ...call, arguments: '{"userId":42}' },
+				{ type: 'function_call_output', call_id: 'call_1', output: '""' },
+			],
+		});
+		expect(empty.output_text).toBe('Learner 42 has 0 activity completions.');
 	});
 
 	it('streams Responses events that OpenAI’s client assembles into the same answer', async () => {

@@ -1,0 +1,47 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import * as n from '../scripts/n8n';
+(async () => {
+  const stack = await n.startStack({ name: 'explore' });
+  try {
+    const sb = stack.sandbox!;
+    const user = await sb.control.issueRefreshToken('explore');
+    await stack.host.importCredentials([n.sandboxCredential('LpDemoCredential', 'LP', user), n.aiCredential(sb.url)]);
+    const wfs = n.demoWorkflows().filter((w) => /Hr/.test(String(w.id))).map((w) => ({ ...w, active: false }));
+    await stack.host.importWorkflows(wfs);
+    for (const w of wfs) await stack.client.activate(String(w.id));
+    const a1 = await n.sendChatMessage(n.chatUrl(stack), 'Which activities has learner 42 completed?');
+    console.log('ANSWER1', JSON.stringify(a1.chunks.slice(0, 3)), a1.output);
+    const a2 = await n.sendChatMessage(n.chatUrl(stack), 'Bookmark course 102 for nobody.here');
+    console.log('ANSWER2', a2.output);
+    const a3 = await n.sendChatMessage(n.chatUrl(stack), 'Who has finished course 101?');
+    console.log('ANSWER3', a3.output.slice(0, 300));
+    const log = await sb.control.chatRequests();
+    console.log('TOOLS', JSON.stringify(log[0].tools, null, 1));
+    console.log('BODY0', JSON.stringify({ ...(log[0].body as object), tools: undefined }, null, 1));
+    console.log('BODY1 input', JSON.stringify((log[1].body as any).input, null, 1).slice(0, 3000));
+    console.log('ERR turn', JSON.stringify(log[3].turns.filter((t) => t.role === 'tool')));
+    const feedOut = log[5].turns.filter((t) => t.role === 'tool')[0] as any;
+    console.log('FEED tool output chars', feedOut?.output.length, feedOut?.output.slice(0, 400));
+    const ex = await stack.client.listExecutions({ workflowId: 'LpDemoHrAssist0', includeData: true });
+    for (const e of ex) console.log('EXEC', e.id, e.status, Object.keys(e.data?.resultData?.runData ?? {}), JSON.stringify((e.data?.resultData?.runData as any)?.['Bookmark content']?.[0]?.error ?? null).slice(0, 600));
+    const client = new Client({ name: 'x', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(n.mcpUrl(stack))));
+    const tools = await client.listTools();
+    console.log('MCP TOOLS', JSON.stringify(tools.tools, null, 1));
+    const bad = await client.callTool({ name: 'Bookmark_content', arguments: { username: 'a', contentId: 'x', contentType: 'course' } });
+    console.log('MCP BAD', JSON.stringify(bad));
+    const nf = await client.callTool({ name: 'Bookmark_content', arguments: { username: 'nobody.here', contentId: 102, contentType: 'course' } });
+    console.log('MCP 404', JSON.stringify(nf));
+    const miss = await client.callTool({ name: 'Learner_activity_completions', arguments: {} });
+    console.log('MCP MISSING', JSON.stringify(miss));
+    await client.close();
+    const sse = new Client({ name: 'y', version: '1' });
+    await sse.connect(new SSEClientTransport(new URL(n.mcpUrl(stack))));
+    console.log('SSE TOOLS', (await sse.listTools()).tools.length);
+    await sse.close();
+    const mex = await stack.client.listExecutions({ workflowId: 'LpDemoHrMcp0000', includeData: true });
+    console.log('MCP EXECS', mex.length, mex.slice(0, 2).map((e) => `${e.status} ${Object.keys(e.data?.resultData?.runData ?? {})}`));
+  } catch (e) { console.error(e); } finally { await stack.stop(); await n.cleanupAll(); }
+})();
