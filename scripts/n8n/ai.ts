@@ -2,7 +2,6 @@
 // Model at the sandbox's scripted model (sandbox/chatModel.ts), the two AI demo workflows' fixed
 // ids and URLs, and a client for n8n's Chat Trigger over HTTP (what the chat widget sends).
 import { SCRIPTED_MODEL } from '../../sandbox/chatModel';
-import { step } from './log';
 import type { CredentialImport } from './n8n';
 import type { Stack } from './stack';
 
@@ -42,22 +41,25 @@ export function aiCredential(sandboxUrl: string, id = AI_CREDENTIAL_ID): Credent
 }
 
 /**
- * Imports the demo's OpenAI credential when it is missing or points at another sandbox address
- * (the API port can change between starts). Idempotent; one CLI import at most.
+ * The demo's OpenAI credential when it must be imported: missing, or pointing at another sandbox
+ * address (the API port can change between starts); undefined when the stored one is right.
  */
-export async function installAiCredential(stack: Stack, existingIds: string[]): Promise<void> {
+export async function aiCredentialUpdate(
+	stack: Stack,
+	existingIds: string[],
+): Promise<CredentialImport | undefined> {
 	const sandbox = stack.sandbox;
 	if (!sandbox) throw new Error('the sandbox API is not running');
 	const wanted = aiCredential(sandbox.url);
 	if (existingIds.includes(AI_CREDENTIAL_ID)) {
 		const stored = await stack.client
-			.rest<{ data?: { url?: string } }>('GET', `/credentials/${AI_CREDENTIAL_ID}?includeData=true`)
+			.rest<{
+				data?: { url?: string };
+			}>('GET', `/credentials/${AI_CREDENTIAL_ID}?includeData=true`)
 			.catch(() => undefined);
-		if (stored?.data?.url === wanted.data.url) return;
+		if (stored?.data?.url === wanted.data.url) return undefined;
 	}
-	await step('demo OpenAI credential (the scripted chat model)', () =>
-		stack.host.importCredentials([wanted]),
-	);
+	return wanted;
 }
 
 /** Production chat URL of a Chat Trigger (`public: true`, workflow active). */
