@@ -10,7 +10,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { eventPicker } from '../LearningPlatform/actions/common.descriptions';
+import { eventPicker } from '../shared/descriptions';
 import {
 	eventMatches,
 	friendlyEventSubtitle,
@@ -67,11 +67,7 @@ export class LearningPlatformTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{
-				name: 'learningPlatformApi',
-				required: true,
-				testedBy: 'learningPlatformApiTest',
-			},
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
 		webhooks: [
 			{

@@ -1,17 +1,6 @@
-/**
- * Recognises a delivery the platform sends again with identical bytes (a retry after a time-out
- * or an error answer), so that it does not start a second execution.
- *
- * A repeat is only dropped when the earlier attempt is known to have started an execution. n8n
- * answers a trigger in "respond immediately" mode only after the execution has been created
- * (2xx), and answers 500 when it could not create it; the node keeps the earlier attempt's
- * response object and reads that answer. While the earlier attempt is still unanswered, the
- * repeat waits for it. If it was refused, or is still unanswered after the wait, the repeat is
- * treated as a new delivery: a possible duplicate is better than a lost event.
- *
- * The memory is per n8n process: retries that a load balancer sends to another webhook process
- * are not recognised (see the README).
- */
+// Recognises a delivery the platform sends again with identical bytes (a retry after a time-out
+// or an error answer) in this process, so it does not start a second execution; a repeat is
+// dropped only once the earlier attempt is known to have started one. docs/design.md.
 import { createHash } from 'node:crypto';
 
 import { clock, type Clock } from '../LearningPlatform/transport/clock';

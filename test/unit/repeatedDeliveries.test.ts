@@ -3,7 +3,7 @@
  * to the earlier attempt (up to 60 s), is dropped only when that attempt started an execution,
  * and the memory forgets after 15 minutes or beyond 10,000 deliveries. No real waiting.
  */
-import type { Clock } from '../../nodes/LearningPlatform/transport/clock';
+import { FakeClock } from '../support/fakeClock';
 import {
 	MAX_REMEMBERED,
 	REPEAT_WINDOW_MS,
@@ -11,19 +11,6 @@ import {
 	WAIT_FOR_EARLIER_ANSWER_MS,
 	type AttemptResponse,
 } from '../../nodes/LearningPlatformTrigger/repeatedDeliveries';
-
-class FakeClock implements Clock {
-	at = 1_000_000;
-	onSleep?: (now: number) => void;
-	now() {
-		return this.at;
-	}
-	async sleep(ms: number) {
-		this.at += ms;
-		await Promise.resolve();
-		this.onSleep?.(this.at);
-	}
-}
 
 class Response implements AttemptResponse {
 	writableEnded = false;

@@ -1,21 +1,35 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { optionalId } from '../../helpers/parameters';
-import { runReportForItem } from '../../helpers/reports';
+import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentTypeFilter,
 	filtersCollection,
 	idFilter,
-	reportOptions,
 	showSuspendedOption,
 	simplifyProperties,
 	userFieldsOption,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
 
-const properties: INodeProperties[] = [
+export const report: Report = {
+	type: 'activitycompletions',
+	label: 'Activity Completions',
+	simplifiedFields: [
+		'username',
+		'contentid',
+		'contentname',
+		'activityid',
+		'activityname',
+		'activitycompletionstatus',
+		'activitytimecompleted',
+	],
+};
+
+export const description: INodeProperties[] = [
 	{
 		displayName: 'User ID or Content ID is required (at least one of the two)',
 		name: 'requiredFilterNotice',
@@ -51,12 +65,15 @@ const properties: INodeProperties[] = [
 		}),
 	]),
 	reportOptions(...flagOptions),
-	...simplifyProperties('activitycompletions'),
+	...simplifyProperties(report.simplifiedFields),
 ];
 
-const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };
-
-export const description = updateDisplayOptions(displayOptions, properties);
+export const option = {
+	name: 'Get Activity Completions',
+	description:
+		'Run the activity completions report for a learner and/or a content item; outputs one item per completed activity',
+	action: 'Get activity completions',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
@@ -73,7 +90,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	return await runReportForItem.call(
 		this,
 		itemIndex,
-		'activitycompletions',
+		report,
 		flagOptions.map((flag) => flag.name),
 		{
 			userId,

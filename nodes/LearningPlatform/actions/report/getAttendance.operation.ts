@@ -1,17 +1,16 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { optionalId } from '../../helpers/parameters';
-import { runReportForItem } from '../../helpers/reports';
+import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentFieldsOption,
 	contentIdFilter,
 	filtersCollection,
-	reportOptions,
 	showSuspendedOption,
 	simplifyProperties,
 	userFieldsOption,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [
 	contentFieldsOption,
@@ -26,23 +25,39 @@ const flagOptions: INodeProperties[] = [
 	showSuspendedOption,
 ];
 
-const properties: INodeProperties[] = [
+export const report: Report = {
+	type: 'attendance',
+	label: 'Attendance',
+	simplifiedFields: [
+		'username',
+		'contentid',
+		'contentname',
+		'sessionid',
+		'eventname',
+		'sessionstarttime',
+		'attendancestatus',
+	],
+};
+
+export const description: INodeProperties[] = [
 	filtersCollection([
 		contentIdFilter('Only attendance of this Live Learning content (numeric ID)'),
 	]),
 	reportOptions(...flagOptions),
-	...simplifyProperties('attendance'),
+	...simplifyProperties(report.simplifiedFields),
 ];
 
-const displayOptions = { show: { resource: ['report'], operation: ['getAttendance'] } };
-
-export const description = updateDisplayOptions(displayOptions, properties);
+export const option = {
+	name: 'Get Attendance',
+	description: 'Run the Live Learning attendance report; outputs one item per learner and session',
+	action: 'Get attendance',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	return await runReportForItem.call(
 		this,
 		itemIndex,
-		'attendance',
+		report,
 		flagOptions.map((flag) => flag.name),
 		{ contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex) },
 	);

@@ -1,32 +1,48 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { optionalId } from '../../helpers/parameters';
-import { runReportForItem } from '../../helpers/reports';
+import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentIdFilter,
 	contentTypeFilter,
 	filtersCollection,
-	reportOptions,
 	simplifyProperties,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { reportOptions } from './report.descriptions';
 
-const properties: INodeProperties[] = [
+export const report: Report = {
+	type: 'content',
+	label: 'Content',
+	simplifiedFields: [
+		'contentid',
+		'fullname',
+		'contenttype',
+		'status',
+		'totalenrolments',
+		'totalcompletions',
+		'timemodified',
+	],
+};
+
+export const description: INodeProperties[] = [
 	filtersCollection([
 		contentIdFilter('Only this content item (numeric ID)'),
 		contentTypeFilter('Only content of this type'),
 	]),
 	reportOptions(),
-	...simplifyProperties('content'),
+	...simplifyProperties(report.simplifiedFields),
 ];
 
-const displayOptions = { show: { resource: ['report'], operation: ['getContent'] } };
-
-export const description = updateDisplayOptions(displayOptions, properties);
+export const option = {
+	name: 'Get Content',
+	description:
+		'Run the content report (courses, Live Learning, resources, videos); use it to find content IDs',
+	action: 'Get content',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const filters = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-	return await runReportForItem.call(this, itemIndex, 'content', [], {
+	return await runReportForItem.call(this, itemIndex, report, [], {
 		contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
 		contentType: filters.contentType || undefined,
 	});

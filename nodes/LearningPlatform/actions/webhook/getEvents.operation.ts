@@ -1,14 +1,15 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { describeEvent } from '../../helpers/events';
 import { apiRequest } from '../../transport';
 
-const properties: INodeProperties[] = [];
+export const description: INodeProperties[] = [];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['getEvents'] } };
-
-export const description = updateDisplayOptions(displayOptions, properties);
+export const option = {
+	name: 'Get Events',
+	description: 'List the event names and wildcards a subscription can use',
+	action: 'Get webhook events',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const response = (await apiRequest.call(this, 'GET', 'webhook', '/events', { itemIndex })) as {

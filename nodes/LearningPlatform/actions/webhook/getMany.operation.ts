@@ -1,19 +1,20 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { readLimit } from '../../helpers/parameters';
 import { maskSubscription } from '../../helpers/webhooks';
-import { apiRequestAllPages } from '../../transport';
+import { listAll } from '../../transport';
 import { returnAllAndLimit } from '../common.descriptions';
 
-const properties: INodeProperties[] = [...returnAllAndLimit];
+export const description: INodeProperties[] = [...returnAllAndLimit];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['getMany'] } };
-
-export const description = updateDisplayOptions(displayOptions, properties);
+export const option = {
+	name: 'Get Many',
+	description: 'List the webhook subscriptions of this API user (secrets masked)',
+	action: 'Get many webhook subscriptions',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = readLimit.call(this, itemIndex);
-	const subscriptions = await apiRequestAllPages.call(this, '', { limit, itemIndex });
+	const subscriptions = await listAll.call(this, '', { limit, itemIndex });
 	return subscriptions.map(maskSubscription);
 }
