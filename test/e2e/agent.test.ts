@@ -1,6 +1,8 @@
 // The action node as an AI tool in real n8n: the demo's HR assistant (Chat Trigger -> AI Agent ->
 // OpenAI Chat Model on the sandbox's scripted model -> Learning Platform tools) driven by chat
-// messages over HTTP, and the demo's MCP Server Trigger driven by the official MCP SDK client.
+// messages over HTTP (streamed, Responses API: the demo as shipped; and a copy answering with the
+// last node through Chat Completions), and the demo's MCP Server Trigger driven by the official
+// MCP SDK client.
 // The verdicts come from what the scripted model received (sandbox chat log), what the platform
 // received (sandbox request log) and what n8n stored, never from the model's own text alone.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -110,6 +112,11 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 		const trigger = lastNode.nodes[0] as { webhookId: string; parameters: { options: object } };
 		trigger.webhookId = 'b7d0c6a2-91e4-4f55-8a1b-3c2d4e5f6a01';
 		trigger.parameters.options = { responseMode: 'lastNode' };
+		// and the model through Chat Completions, the node's other API
+		const model = lastNode.nodes.find((n) => n.name === HR_ASSISTANT.modelNode) as {
+			parameters: Record<string, unknown>;
+		};
+		model.parameters.responsesApiEnabled = false;
 		await ctx.stack.host.importWorkflows([
 			{ ...demo(HR_ASSISTANT.workflowId), active: false },
 			{ ...demo(HR_MCP.workflowId), active: false },
@@ -133,7 +140,7 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 		const before = (await ctx.client.listExecutions({ workflowId })).length;
 		const answer = await sendChatMessage(url, message);
 		const executions = await ctx.client.waitForExecutions(workflowId, before + 1, 120_000);
-		const requests = await control().chatRequests({ api: 'responses' });
+		const requests = await control().chatRequests();
 		return { answer, requests, execution: executions[0] };
 	}
 
@@ -151,6 +158,7 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 		// 1. model call: streamed (the trigger streams), every tool with its name and schema
 		expect(requests).toHaveLength(2);
 		const [first, second] = requests;
+		expect(requests.map((r) => r.api)).toEqual(['responses', 'responses']);
 		expect(first.stream).toBe(true);
 		expect(first.body).toMatchObject({ model: 'scripted-hr-assistant' });
 		expect(first.tools.map((t) => t.name).sort()).toEqual(
@@ -211,7 +219,12 @@ describeIf('the action node as an AI tool (agent and MCP) in real n8n', () => {
 			'Bookmark course 102 for nobody.here',
 		);
 		const [first, second] = requests;
+		expect(first.api).toBe('chat.completions');
 		expect(first.stream).toBe(false); // lastNode: the agent does not stream
+		// the same tools, in Chat Completions' shape
+		expect(first.tools.find((t) => t.name === TOOLS.bookmark.name)?.parameters).toEqual(
+			schemaOf('bookmark'),
+		);
 		expect(first.reply).toEqual({
 			kind: 'tool_calls',
 			calls: [
