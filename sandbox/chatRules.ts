@@ -335,11 +335,12 @@ function summarise(call: ToolCall | undefined, items: Json[]): string {
 				: contentId !== undefined
 					? `Content ${String(contentId)}`
 					: 'The platform';
+	// name the learner per item only when the items are about several learners
+	const learners = new Set(items.map((item) => item.username));
 	const labels = items.slice(0, 5).map((item) => {
 		const label = LABEL_KEYS.map((k) => item[k]).find((v) => typeof v === 'string' && v);
 		const status = STATUS_KEYS.map((k) => item[k]).find((v) => typeof v === 'string' && v);
-		const who =
-			typeof item.username === 'string' && username === undefined ? `${item.username} ` : '';
+		const who = learners.size > 1 && typeof item.username === 'string' ? `${item.username} ` : '';
 		return `${who}${String(label ?? JSON.stringify(item).slice(0, 40))}${status ? ` (${String(status)})` : ''}`;
 	});
 	const more = items.length > 5 ? ` (and ${items.length - 5} more)` : '';
