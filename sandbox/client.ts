@@ -1,10 +1,13 @@
 /** Typed HTTP client of the sandbox control API (`/__sandbox/...`). */
 import { Agent, request } from 'undici';
+import type { ChatRequestEntry } from './chatModel';
 import type { FaultSpec } from './faults';
 import type { SandboxConfig } from './store';
 import type { DeliveryAttempt, RequestLogEntry, Subscription } from './types';
 
 export type { DeliveryAttempt, RequestLogEntry } from './types';
+export type { ChatRequestEntry } from './chatModel';
+export type { ToolSpec, Turn, ToolCall } from './chatRules';
 
 export interface TokenGrant {
 	username: string;
@@ -122,6 +125,16 @@ export class SandboxClient {
 	}
 	clearRequests() {
 		return this.call<{ cleared: number }>('DELETE', '/requests');
+	}
+	/**
+	 * Every request the scripted chat model (`/openai/v1`) received, oldest first: the body as
+	 * sent, the tools and turns read from it, and its reply. `api` narrows to one endpoint.
+	 */
+	chatRequests(filter: { api?: ChatRequestEntry['api'] } = {}) {
+		return this.call<ChatRequestEntry[]>('GET', '/chat/requests', undefined, filter);
+	}
+	clearChatRequests() {
+		return this.call<{ cleared: number }>('DELETE', '/chat/requests');
 	}
 	stats() {
 		return this.call<Stats>('GET', '/stats');

@@ -145,6 +145,18 @@ const routes: Route[] = [
 			});
 		},
 	],
+	[
+		'GET',
+		/^\/chat\/requests$/,
+		(sb, _m, q) => {
+			const api = q.get('api');
+			return json(
+				200,
+				sb.chat.entries.filter((e) => !api || e.api === api),
+			);
+		},
+	],
+	['DELETE', /^\/chat\/requests$/, (sb) => json(200, { cleared: sb.chat.clear() })],
 	['GET', /^\/config$/, (sb) => json(200, sb.store.config)],
 	['PATCH', /^\/config$/, (sb, _m, _q, b) => json(200, patchConfig(sb, b))],
 	['GET', /^\/faults$/, (sb) => json(200, { faults: sb.faults.list() })],

@@ -1,5 +1,6 @@
 /** Request context and reply helpers shared by the API areas. */
 import type { IncomingHttpHeaders } from 'node:http';
+import type { ChatLog } from './chatModel';
 import type { Deliveries } from './deliveries';
 import type { Faults } from './faults';
 import type { DemoDataOptions } from './demoData';
@@ -35,6 +36,8 @@ export interface Sandbox {
 	demoData: boolean | DemoDataOptions;
 	deliveries: Deliveries;
 	faults: Faults;
+	/** what the scripted chat model (chatModel.ts) received and answered */
+	chat: ChatLog;
 	/** the server's own base URL (http://host:port) */
 	url: string;
 	/** back to the seeded demo state with new tokens */

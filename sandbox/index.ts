@@ -5,6 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { issueRefreshToken } from './auth';
+import { ChatLog } from './chatModel';
 import { SandboxClient } from './client';
 import { Deliveries } from './deliveries';
 import { seedDemoData, type DemoDataOptions } from './demoData';
@@ -23,7 +24,12 @@ export type {
 	TokenGrant,
 	DeliveryAttempt,
 	RequestLogEntry,
+	ChatRequestEntry,
+	ToolSpec,
+	Turn,
+	ToolCall,
 } from './client';
+export { CHAT_PREFIX, SCRIPTED_MODEL } from './chatModel';
 export { SandboxControlError } from './client';
 export type { SandboxConfig } from './store';
 export type { FaultSpec, FaultKind } from './faults';
@@ -122,10 +128,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
 		demoData: options.demoData ?? true,
 		deliveries: undefined as unknown as Deliveries,
 		faults: new Faults(),
+		chat: new ChatLog(),
 		url: '',
 		reset() {
 			sb.deliveries.cancelAll();
 			sb.faults.clear();
+			sb.chat.clear();
 			store.clear(config);
 			seed();
 			store.dirty();

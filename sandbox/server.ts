@@ -2,7 +2,8 @@
  * The HTTP server: routes the spec's paths to their areas, in the order a real gateway would:
  * request log -> injected faults -> User-Agent (403) -> route (404/405) -> authentication
  * (refresh token for op 1, API key otherwise) -> tenancy -> rate limit -> operation.
- * `/__sandbox/...` goes to the control API and skips all of that.
+ * `/__sandbox/...` goes to the control API and `/openai/v1/...` to the scripted chat model
+ * (chatModel.ts); both skip all of that and stay out of the request log.
  */
 import {
 	createServer as createHttpServer,
@@ -11,6 +12,7 @@ import {
 	type ServerResponse,
 } from 'node:http';
 import { authenticate, classify, refresh } from './auth';
+import { CHAT_PREFIX, handleChatModel } from './chatModel';
 import { createBookmark } from './bookmarks';
 import { CONTROL_PREFIX, control } from './control';
 import { completionsFeed } from './feed';
@@ -39,6 +41,7 @@ export const BOOKMARK_ROOT =
 export const WEBHOOK_ROOT = '/api/v2/{tenancy_id}/webhooks';
 
 const MAX_BODY = 1024 * 1024;
+const CHAT_MAX_BODY = 32 * 1024 * 1024;
 const SEG = '([^/]+)';
 const root = (r: string) => r.replace(/[.]/g, '\\.').replace('{tenancy_id}', SEG);
 
@@ -106,12 +109,16 @@ class BodyError extends Error {
 	}
 }
 
-async function readBody(req: IncomingMessage): Promise<Record<string, unknown> | null> {
+async function readBody(
+	req: IncomingMessage,
+	max = MAX_BODY,
+): Promise<Record<string, unknown> | null> {
 	const chunks: Buffer[] = [];
 	let size = 0;
 	for await (const c of req) {
 		size += (c as Buffer).length;
-		if (size > MAX_BODY) throw new BodyError(413, 'The request body is too large (max 1 MiB).');
+		if (size > max)
+			throw new BodyError(413, `The request body is too large (max ${max / 1024 / 1024} MiB).`);
 		chunks.push(c as Buffer);
 	}
 	const raw = Buffer.concat(chunks).toString('utf8');
@@ -147,7 +154,9 @@ export function createServer(sb: Sandbox, opts: ServerOptions = {}): Server {
 						path.slice(CONTROL_PREFIX.length) || '/',
 						url.searchParams,
 					)
-				: handleSpec(sb, req, res, method, path, url.searchParams, opts);
+				: path === CHAT_PREFIX || path.startsWith(`${CHAT_PREFIX}/`)
+					? handleChat(sb, req, res, method, path)
+					: handleSpec(sb, req, res, method, path, url.searchParams, opts);
 		handle.catch((e: Error) => {
 			process.stderr.write(`[sandbox] ${method} ${path}: ${e.stack ?? e.message}\n`);
 			send(res, json(500, { message: 'Server Error' }));
@@ -175,6 +184,29 @@ async function handleControl(
 		);
 	}
 	send(res, await control(sb, method, sub, q, body));
+}
+
+async function handleChat(
+	sb: Sandbox,
+	req: IncomingMessage,
+	res: ServerResponse,
+	method: string,
+	path: string,
+) {
+	let body: Record<string, unknown> | null;
+	try {
+		// a conversation carries every tool result so far: a feed read can be megabytes
+		body = method === 'GET' ? null : await readBody(req, CHAT_MAX_BODY);
+	} catch (e) {
+		const message = (e as Error).message;
+		return send(
+			res,
+			json(e instanceof BodyError ? e.status : 400, {
+				error: { message, type: 'invalid_request_error', param: null, code: null },
+			}),
+		);
+	}
+	handleChatModel(sb.chat, req, res, method, path, body);
 }
 
 async function handleSpec(

@@ -12,6 +12,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import {
+	HR_ASSISTANT,
+	HR_MCP,
 	cacheRoot,
 	cleanupAll,
 	demoWorkflows,
@@ -171,6 +173,13 @@ function banner(stack: Stack, options: Options, startedIn: number): string {
 		`   curl -s -X POST ${sandbox.url}/__sandbox/simulate/completion -H 'content-type: application/json' -d '{}'`,
 		'',
 		` The feed-sync workflow picks the same completion up on its next poll (every minute).`,
+		'',
+		" HR assistant (AI Agent + Learning Platform tools on the sandbox's scripted model, no API key):",
+		`   chat page   ${n8nUrl}/webhook/${HR_ASSISTANT.chatWebhookId}/chat   (or "Open chat" in the editor)`,
+		`   curl -s -X POST ${n8nUrl}/webhook/${HR_ASSISTANT.chatWebhookId}/chat -H 'content-type: application/json' \\`,
+		`     -d '{"action":"sendMessage","sessionId":"demo","chatInput":"Which activities has learner 23 completed?"}'`,
+		` MCP server      ${n8nUrl}/mcp/${HR_MCP.path}   (Streamable HTTP or SSE, no auth: loopback only)`,
+		'',
 		` State: ${options.stateDir}   Logs: ${path.join(options.stateDir, 'logs')}`,
 		' Ctrl-C stops everything.',
 		'==================================================================================',

@@ -1,7 +1,9 @@
 // The demo content of `npm run sandbox`: `demo/credential.template.json` (filled with a sandbox
-// user) and `demo/workflows/*.json` (imported with n8n's CLI, activated when `"active": true`).
+// user), the OpenAI credential of the scripted chat model (ai.ts) and `demo/workflows/*.json`
+// (imported with n8n's CLI, activated when `"active": true`).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { aiCredentialUpdate } from './ai';
 import { N8nHttpError } from './client';
 import { step } from './log';
 import type { CredentialImport, WorkflowJson } from './n8n';
@@ -67,21 +69,30 @@ export async function installDemo(
 		});
 	const hasCredential = credentials.some((c) => c.id === DEMO_CREDENTIAL_ID);
 	let reactivate = false;
+	// one CLI import for both credentials (each import is a whole n8n start, ~10 s)
+	const imports: CredentialImport[] = [];
 	if (!hasCredential || !options.apiStateExisted) {
-		await step('demo credential with a fresh refresh token', async () => {
-			const user = await sandbox.control.issueRefreshToken(sandbox.username);
-			await host.importCredentials([
-				demoCredential({
-					baseUrl: sandbox.url,
-					tenancyId: user.tenancy_id,
-					username: user.username,
-					refreshToken: user.refresh_token,
-				}),
-			]);
-		});
+		const user = await sandbox.control.issueRefreshToken(sandbox.username);
+		imports.push(
+			demoCredential({
+				baseUrl: sandbox.url,
+				tenancyId: user.tenancy_id,
+				username: user.username,
+				refreshToken: user.refresh_token,
+			}),
+		);
 		// Active workflows were activated at n8n's start with the old credential.
 		reactivate = hasCredential;
 	}
+	const ai = await aiCredentialUpdate(
+		stack,
+		credentials.map((c) => c.id),
+	);
+	if (ai) imports.push(ai);
+	if (imports.length)
+		await step(`demo credentials (${imports.map((c) => c.name).join(', ')})`, () =>
+			host.importCredentials(imports),
+		);
 
 	const missing: WorkflowJson[] = [];
 	for (const workflow of workflows)

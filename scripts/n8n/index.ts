@@ -1,4 +1,5 @@
 // The real-n8n harness: install, pack, start, drive and stop n8n 2.40.7 with this package.
+export * from './ai';
 export * from './client';
 export * from './demo';
 export * from './install';

@@ -2,13 +2,14 @@
 // headless Chromium (Debian's package, installed by the harness when missing) by playwright-core.
 // Logs in as the owner, opens the bulk-bookmark demo, opens a Learning Platform node, checks its
 // fields, runs it with "Execute step" and reads the records in the output panel; opens the
-// credential dialog and the webhook trigger's panel. Waits are on elements, with time-outs
+// credential dialog and the webhook trigger's panel; sends one message in the HR assistant's chat
+// panel (AI Agent with the package's tools on the sandbox's scripted model) and reads the answer. Waits are on elements, with time-outs
 // stretched by how slowly n8n started (never fixed sleeps). A failing step leaves a screenshot
 // and the page's HTML in the stack's logs folder, which is then kept.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { DEFAULT_OWNER, installDemo, log, scaled } from '../../scripts/n8n';
+import { DEFAULT_OWNER, HR_ASSISTANT, installDemo, log, scaled } from '../../scripts/n8n';
 import { launchChromium } from '../../scripts/n8n/browser';
 import { useStack } from './helpers';
 
@@ -83,7 +84,12 @@ describe('the editor in a real browser', () => {
 		// n8n marks its elements with data-test-id (playwright's default is data-testid)
 		const { selectors } = await import('playwright-core');
 		selectors.setTestIdAttribute('data-test-id');
-		context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+		// The chat panel posts to n8n's webhook URL, the TLS front with this run's throwaway CA
+		// (which the sandbox trusts the same way); the browser has no way to know that CA.
+		context = await browser.newContext({
+			viewport: { width: 1600, height: 1000 },
+			ignoreHTTPSErrors: true,
+		});
 		context.setDefaultTimeout(t(60_000));
 		page = await context.newPage();
 	}, 900_000);
@@ -205,6 +211,35 @@ describe('the editor in a real browser', () => {
 			);
 			await expectVisible(creator.getByText('On quiz attempt completed', { exact: true }).first());
 			await page.keyboard.press('Escape');
+		});
+	});
+
+	test("the HR assistant answers in the editor's chat panel, using the package's tools", async () => {
+		const control = ctx.stack.sandbox!.control;
+		await control.clearChatRequests();
+		const question = 'Which activities has learner 23 completed?';
+		await part('open the HR assistant and its chat panel', async () => {
+			await openWorkflow(HR_ASSISTANT.workflowId);
+			await page.getByTestId('workflow-chat-button').first().click();
+			await expectVisible(page.getByTestId('canvas-chat'));
+		});
+		await part('send a message and see the answer', async () => {
+			const chat = page.getByTestId('canvas-chat');
+			const input = chat.locator('textarea[data-test-id="chat-input"]');
+			await input.fill(question);
+			await input.press('Enter');
+			// the scripted model answers from the tool result: "Learner 23 has <n> activity completions: ..."
+			const answer = chat.getByText(/^Learner 23 has \d+ activity completions/).first();
+			await expectVisible(answer, t(240_000));
+			const requests = await control.chatRequests();
+			const last = requests.at(-1)!;
+			expect(last.reply?.kind).toBe('text');
+			expect((await answer.innerText()).trim()).toBe(
+				last.reply?.kind === 'text' ? last.reply.text : '',
+			);
+			// the model was asked first, called the tool, and got its result back
+			expect(requests[0].turns.at(-1)).toEqual({ role: 'user', text: question });
+			expect(last.turns.some((turn) => turn.role === 'tool')).toBe(true);
 		});
 	});
 

@@ -119,6 +119,8 @@ describe('harness smoke: the packed package in real n8n', () => {
 				'LpDemoBookmarks0',
 				'LpDemoCompletion',
 				'LpDemoFeedSync00',
+				'LpDemoHrAssist0',
+				'LpDemoHrMcp0000',
 			]);
 
 			const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(
