@@ -309,7 +309,18 @@ function parseArgs(call: ToolCall | undefined): Json {
 const LABEL_KEYS = ['activityname', 'contentname', 'fullname', 'eventname', 'name', 'text'];
 const STATUS_KEYS = ['completionstatus', 'attendancestatus', 'activitycompletionstatus', 'status'];
 
-function summarise(call: ToolCall | undefined, items: Json[]): string {
+/** An item that is not a record: the node's `{note}` (a cut list, or no records at all). */
+const isNote = (item: Json) => Object.keys(item).length === 1 && typeof item.note === 'string';
+
+function summarise(call: ToolCall | undefined, output: Json[]): string {
+	const notes = output.filter(isNote).map((item) => ` ${String(item.note)}`);
+	return `${summariseRecords(
+		call,
+		output.filter((item) => !isNote(item)),
+	)}${notes.join('')}`;
+}
+
+function summariseRecords(call: ToolCall | undefined, items: Json[]): string {
 	const args = parseArgs(call);
 	const first = items[0] ?? {};
 	if ('bookmarkable_id' in first || 'bookmarkable_type' in first) {
