@@ -1,6 +1,6 @@
 /** Typed HTTP client of the sandbox control API (`/__sandbox/...`). */
 import { Agent, request } from 'undici';
-import type { FaultSpec } from './faults';
+import type { DeliveryFaultKind, FaultSpec } from './faults';
 import type { SandboxConfig } from './store';
 import type { DeliveryAttempt, RequestLogEntry } from './types';
 
@@ -144,6 +144,24 @@ export class SandboxClient {
 	/** Replaces the active fault rules (one or several). */
 	setFaults(faults: FaultSpec | FaultSpec[]) {
 		return this.call<{ faults: FaultSpec[] }>('PUT', '/faults', faults);
+	}
+	/**
+	 * A delivery fault (replaces the active fault rules, as setFaults does): every `every`-th
+	 * delivery's attempt number `attempt` (default 1, the first) reaches the receiver, which
+	 * processes it, but counts as failed, so the platform retries it with identical bytes after
+	 * `deliveryBackoffMs`. `dropAnswer` (default): the whole answer is awaited, then discarded.
+	 * `answerTimeout`: the sandbox stops waiting after `timeoutMs` (default 500) without aborting.
+	 */
+	dropDeliveryAnswers(options: {
+		every: number;
+		kind?: DeliveryFaultKind;
+		attempt?: number;
+		timeoutMs?: number;
+		count?: number;
+		pathPattern?: string;
+	}) {
+		const { kind = 'dropAnswer', ...rest } = options;
+		return this.setFaults({ kind, ...rest });
 	}
 	getFaults() {
 		return this.call<{ faults: FaultSpec[] }>('GET', '/faults');

@@ -207,33 +207,33 @@ export class N8nClient {
 
 	/** Node type names known to the running n8n (`/types/nodes.json`). */
 	async nodeTypeNames(): Promise<string[]> {
-		const result = await this.request(
-			'GET',
-			`${this.baseUrl}/types/nodes.json`,
-			this.sessionHeaders(),
-		);
-		if (result.status !== 200)
-			throw new N8nHttpError(
-				`GET /types/nodes.json -> ${result.status}`,
-				result.status,
-				result.text,
-			);
-		return (result.json as Array<{ name: string }>).map((n) => n.name);
+		return (await this.types('nodes')).map((n) => n.name);
 	}
 
+	/** Credential type names known to the running n8n (`/types/credentials.json`). */
 	async credentialTypeNames(): Promise<string[]> {
+		return (await this.types('credentials')).map((n) => n.name);
+	}
+
+	/**
+	 * The type descriptions the editor loads (`/types/nodes.json` or `/types/credentials.json`):
+	 * each with its `name`, and for nodes `properties`, `version`... as the running n8n knows them.
+	 */
+	async types(
+		kind: 'nodes' | 'credentials',
+	): Promise<Array<{ name: string; [key: string]: unknown }>> {
 		const result = await this.request(
 			'GET',
-			`${this.baseUrl}/types/credentials.json`,
+			`${this.baseUrl}/types/${kind}.json`,
 			this.sessionHeaders(),
 		);
 		if (result.status !== 200)
 			throw new N8nHttpError(
-				`GET /types/credentials.json -> ${result.status}`,
+				`GET /types/${kind}.json -> ${result.status}`,
 				result.status,
 				result.text,
 			);
-		return (result.json as Array<{ name: string }>).map((n) => n.name);
+		return result.json as Array<{ name: string; [key: string]: unknown }>;
 	}
 
 	// ----- workflows (public API) -----
