@@ -94,13 +94,26 @@ export class SandboxClient {
 						.map(([k, v]): [string, string] => [k, String(v)]),
 				).toString()
 			: '';
-		const res = await request(`${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`, {
-			method: method as 'GET',
-			headers: body === undefined ? {} : { 'content-type': 'application/json' },
-			body: body === undefined ? undefined : JSON.stringify(body),
-			dispatcher: this.agent,
-		});
-		const text = await res.body.text();
+		const url = `${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`;
+		let res: Awaited<ReturnType<typeof request>>;
+		let text: string;
+		for (let attempt = 1; ; attempt++) {
+			try {
+				res = await request(url, {
+					method: method as 'GET',
+					headers: body === undefined ? {} : { 'content-type': 'application/json' },
+					body: body === undefined ? undefined : JSON.stringify(body),
+					dispatcher: this.agent,
+				});
+				text = await res.body.text();
+				break;
+			} catch (error) {
+				// A connection closed under a request (a busy machine): a read is safe to repeat, a
+				// write (simulate, config...) is not.
+				if (method !== 'GET' || attempt >= 3) throw error;
+				await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+			}
+		}
 		const parsed = text ? (JSON.parse(text) as unknown) : undefined;
 		if (res.statusCode >= 400)
 			throw new SandboxControlError(res.statusCode, parsed, `${method} ${path}`);

@@ -18,8 +18,9 @@
 //   front spreads `/webhook/` requests round-robin over them (and records which one served each
 //   request), the main gets N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true (it still registers the
 //   triggers on activation and serves the editor, REST and `/webhook-test/`), and every process
-//   gets DB_PING_TIMEOUT_MS=30000 (with n8n's default, a webhook process answered some requests of
-//   a burst 503 "Database is not ready!").
+//   gets DB_PING_TIMEOUT_MS=30000 and DB_POSTGRESDB_POOL_SIZE=10 (with n8n's defaults, webhook
+//   processes answered requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded
+//   when trying to connect", and workers failed executions with the latter).
 // - `stopN8n()` / `startN8n()` stop and start every n8n process (main, workers, webhook
 //   processes) while PostgreSQL, Redis, the sandbox API and the front keep running: an outage of
 //   n8n, then a restart on the same database, ports and user folder.
@@ -74,14 +75,22 @@ export interface QueueStack extends Stack {
 	postgres: PostgresServer;
 	/** Environment shared by every n8n process of this stack (queue mode + database). */
 	queueEnv: Record<string, string>;
-	/** Stops every n8n process (webhook processes and workers first, then the main). */
-	stopN8n(): Promise<void>;
+	/**
+	 * Stops every n8n process (webhook processes and workers first, then the main): SIGTERM, then
+	 * SIGKILL after `graceMs` (default 30 s, n8n's own graceful shutdown time).
+	 */
+	stopN8n(graceMs?: number): Promise<void>;
 	/** Starts them again on the same database and ports: the main first (it must be ready), then the rest. */
 	startN8n(): Promise<void>;
 }
 
-/** The environment every process gets with dedicated webhook processes (see the header). */
-const WEBHOOK_PROCESS_ENV = { DB_PING_TIMEOUT_MS: '30000' };
+/**
+ * The environment every process gets with dedicated webhook processes (see the header). n8n's
+ * PostgreSQL pool holds 2 connections by default: under a burst of a few hundred deliveries the
+ * webhook processes and workers then answered 500 and failed executions with "timeout exceeded
+ * when trying to connect" (a request waits 20 s for a pooled connection), so the pool is 10.
+ */
+const WEBHOOK_PROCESS_ENV = { DB_PING_TIMEOUT_MS: '30000', DB_POSTGRESDB_POOL_SIZE: '10' };
 
 /**
  * Redis + PostgreSQL + the stack (sandbox API, TLS front, n8n main) in queue mode + workers. The
@@ -195,12 +204,12 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			throw error;
 		}
 
-		const stopN8n = () =>
+		const stopN8n = (graceMs?: number) =>
 			step(`${options.name}: stop every n8n process`, async () => {
 				// Webhook processes and workers first (nothing new arrives, running executions finish),
 				// then the main.
-				await Promise.all([...webhookProcesses, ...workers].map((p) => p.stop()));
-				await stack.main.stop();
+				await Promise.all([...webhookProcesses, ...workers].map((p) => p.stop(graceMs)));
+				await stack.main.stop(graceMs);
 			});
 		const startN8n = () =>
 			step(`${options.name}: start every n8n process`, async () => {

@@ -173,6 +173,13 @@ export async function startTlsFront(options: {
 			const hash = createHash('sha256');
 			req.on('data', (chunk: Buffer) => hash.update(chunk));
 			req.on('end', () => (entry.bodySha256 = hash.digest('hex')));
+			// A side that goes away mid-request is recorded, never an uncaught error in this process.
+			const failed = (error: Error) => {
+				entry.error ??= error.message;
+				upstream.destroy();
+			};
+			req.on('error', failed);
+			res.on('error', failed);
 			const headers = { ...req.headers };
 			const remote = req.socket.remoteAddress ?? '127.0.0.1';
 			headers['x-forwarded-for'] = headers['x-forwarded-for']
@@ -183,6 +190,10 @@ export async function startTlsFront(options: {
 			const upstream = http.request(
 				{ host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers },
 				(upstreamRes) => {
+					upstreamRes.on('error', (error) => {
+						entry.error ??= error.message;
+						res.destroy();
+					});
 					entry.status = upstreamRes.statusCode;
 					entry.answeredAt = Date.now();
 					const forward = () => {
