@@ -298,6 +298,16 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const firstOn = served.map((backends) => backends[0]);
 		const retryRoutes = retried.map((d) => backendsOf(d).slice(0, 2));
 		const onOther = retryRoutes.filter(([first, second]) => second && first !== second).length;
+		// what happened to each attempt: "1:200", "1:answer dropped", "2:timed out"...
+		const outcomes: Record<string, number> = {};
+		for (const a of deliveries.flat()) {
+			const what = `${a.attempt}:${a.status_code ?? (a.error ?? 'error').replace(/[:(].*$/, '').trim()}`;
+			outcomes[what] = (outcomes[what] ?? 0) + 1;
+		}
+		const firstAnswerMs = deliveries
+			.map((d) => d[0].response_time_ms ?? NaN)
+			.filter(Number.isFinite)
+			.sort((x, y) => x - y);
 		const spread: Record<string, number> = {};
 		for (const backend of firstOn) spread[backend ?? 'none'] = (spread[backend ?? 'none'] ?? 0) + 1;
 		report.burst = {
@@ -308,6 +318,11 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			retriesOnTheOtherWebhookProcess: onOther,
 			retriesOnTheSameWebhookProcess: retried.length - onOther,
 			firstAttemptsPerBackend: spread,
+			attemptOutcomes: outcomes,
+			firstAttemptMs: {
+				median: firstAnswerMs[Math.floor(firstAnswerMs.length / 2)],
+				max: firstAnswerMs[firstAnswerMs.length - 1],
+			},
 			lastAttemptNot2xx: deliveries.filter((d) => {
 				const status = d[d.length - 1].status_code;
 				return status === null || status < 200 || status >= 300;
