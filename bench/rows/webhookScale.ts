@@ -45,6 +45,7 @@ import {
 	type RowResult,
 } from '../lib/common';
 import { N8N_VERSION } from '../../scripts/n8n/paths';
+import { benchCompletionPayload } from '../lib/payload';
 
 const EVENTS = 500;
 const PHASES = 2;
@@ -66,35 +67,7 @@ interface Phase {
 }
 
 function payload(phase: number, seq: number) {
-	return {
-		bench_phase: phase,
-		bench_seq: seq,
-		completion: {
-			id: 700_000 + seq,
-			user_id: 2 + (seq % 300),
-			user: {
-				id: 2 + (seq % 300),
-				username: `learner${seq % 300}`,
-				email: `learner${seq % 300}@example.com`,
-				firstname: 'Bench',
-				lastname: 'Learner',
-			},
-			userdata: [],
-			content_id: 101 + (seq % 30),
-			content_type: 'Course',
-			content: {
-				id: 101 + (seq % 30),
-				fullname: 'Bench course',
-				summary: '<p>Bench</p>',
-				timecreated: 1714554000,
-			},
-			contentdata: [],
-			certificate_link: '',
-			time_enrolled: '2024-05-01T09:00:00+00:00',
-			time_started: '2024-05-02T09:00:00+00:00',
-			time_completed: '2024-05-03T09:00:00+00:00',
-		},
-	};
+	return benchCompletionPayload(seq, 700_000, { bench_phase: phase });
 }
 
 const seqOf = (body: string): number =>
@@ -279,6 +252,12 @@ function figures(
 	};
 }
 
+/**
+ * Extra environment of every n8n process of this row, as JSON in LP_BENCH_N8N_ENV (e.g.
+ * `{"N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE":"true"}`), to compare n8n settings; recorded in the row.
+ */
+const extraN8nEnv: Record<string, string> = JSON.parse(process.env.LP_BENCH_N8N_ENV || '{}');
+
 export async function run(_options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
 	const title = `Trigger at scale: ${EVENTS * PHASES} deliveries through 2 webhook processes vs n8n's Webhook node`;
@@ -295,6 +274,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			workers: 2,
 			concurrency: 10,
 			webhookProcesses: 2,
+			n8nEnv: extraN8nEnv,
 		});
 		const { client } = stack;
 		const control = stack.sandbox!.control;
@@ -443,6 +423,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				webhookProcesses: 2,
 				delivery:
 					'sandbox defaults: concurrent, 5 s time-out, 3 attempts, back-off 200 ms doubling',
+				n8nEnv: extraN8nEnv,
 			},
 			metrics,
 			notes: [
