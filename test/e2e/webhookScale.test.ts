@@ -19,20 +19,18 @@
 // set off by activation, by n8n's start or by the next delivery); it must run exactly once too.
 import { createHash, randomUUID } from 'node:crypto';
 import {
-	cleanupAll,
 	executionError,
 	log,
 	nodeOutput,
 	sandboxCredential,
 	scaled,
 	startQueueStack,
-	timingReport,
 	type ExecutionSummary,
 	type QueueStack,
 	type SandboxDelivery,
 	type SandboxUser,
 } from '../../scripts/n8n';
-import { demoData, landed, linearWorkflow, sleep, TYPES, uniqueId } from './helpers';
+import { demoData, landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
 landed();
@@ -262,17 +260,7 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		);
 	}, 900_000);
 
-	afterAll(async () => {
-		try {
-			await stack?.stop();
-		} finally {
-			await cleanupAll();
-			log(`e2e-webhook-scale: measured ${JSON.stringify(report, null, 1)}`);
-			log(
-				`e2e-webhook-scale: total ${((Date.now() - suiteStart) / 1000).toFixed(0)} s; step timings\n${timingReport()}`,
-			);
-		}
-	}, 180_000);
+	stopAndReport('e2e-webhook-scale', () => stack, report, suiteStart);
 
 	test(`a. ${BURST} completions at once, n8n's answer to every ${DROP_EVERY}th first attempt dropped: one execution per completion`, async () => {
 		// Retries come from the fault (and from real time-outs only if n8n takes longer than 30 s).
