@@ -18,9 +18,10 @@
 //   front spreads `/webhook/` requests round-robin over them (and records which one served each
 //   request), the main gets N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true (it still registers the
 //   triggers on activation and serves the editor, REST and `/webhook-test/`), and every process
-//   gets DB_PING_TIMEOUT_MS=30000 and DB_POSTGRESDB_POOL_SIZE=10 (with n8n's defaults, webhook
-//   processes answered requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded
-//   when trying to connect", and workers failed executions with the latter).
+//   gets DB_PING_TIMEOUT_MS=30000, DB_POSTGRESDB_POOL_SIZE=20 and
+//   DB_POSTGRESDB_CONNECTION_TIMEOUT=120000 (with n8n's defaults, webhook processes answered
+//   requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded when trying to
+//   connect", and executions failed with the latter).
 // - `stopN8n()` / `startN8n()` stop and start every n8n process (main, workers, webhook
 //   processes) while PostgreSQL, Redis, the sandbox API and the front keep running: an outage of
 //   n8n, then a restart on the same database, ports and user folder.
@@ -86,11 +87,17 @@ export interface QueueStack extends Stack {
 
 /**
  * The environment every process gets with dedicated webhook processes (see the header). n8n's
- * PostgreSQL pool holds 2 connections by default: under a burst of a few hundred deliveries the
- * webhook processes and workers then answered 500 and failed executions with "timeout exceeded
- * when trying to connect" (a request waits 20 s for a pooled connection), so the pool is 10.
+ * PostgreSQL pool holds 2 connections and a request waits 20 s for one by default: under a burst
+ * of 300 deliveries on 2 busy cores the webhook processes answered 500, and executions failed,
+ * with "timeout exceeded when trying to connect" (still a few with a pool of 10), some after n8n
+ * had answered the delivery 200: lost events that no trigger can recover. A pool of 20 per process
+ * (PostgreSQL here allows 200 connections) and a 2-minute wait keep the database out of the way.
  */
-const WEBHOOK_PROCESS_ENV = { DB_PING_TIMEOUT_MS: '30000', DB_POSTGRESDB_POOL_SIZE: '10' };
+const WEBHOOK_PROCESS_ENV = {
+	DB_PING_TIMEOUT_MS: '30000',
+	DB_POSTGRESDB_POOL_SIZE: '20',
+	DB_POSTGRESDB_CONNECTION_TIMEOUT: '120000',
+};
 
 /**
  * Redis + PostgreSQL + the stack (sandbox API, TLS front, n8n main) in queue mode + workers. The

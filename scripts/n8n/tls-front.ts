@@ -1,7 +1,9 @@
 // The TLS front: the learning platform only delivers webhooks to https:// URLs, while n8n listens
 // on plain http. A certificate authority and a server certificate for 127.0.0.1/localhost are
 // made at start with the `openssl` CLI; the CA certificate is handed to the sandbox API so its
-// deliveries verify the front, and n8n's WEBHOOK_URL points at the front.
+// deliveries verify the front, and n8n's WEBHOOK_URL points at the front. With `n8n webhook`
+// processes (queue.ts), the front is also their load balancer: `/webhook/` round-robin over them,
+// everything else to the main, and each request's backend recorded.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';

@@ -194,6 +194,13 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			lost: outcome.lost.length,
 			duplicates: outcome.duplicates,
 			strays: outcome.strays.length,
+			...(outcome.strays.length
+				? {
+						strayStatuses: outcome.strays.map(
+							(e) => `${e.status}${executionError(e) ? `: ${executionError(e)}` : ''}`,
+						),
+					}
+				: {}),
 			lateFromEarlierParts: outcome.late,
 			failed: outcome.failed.length,
 			...(startedAfter !== undefined && starts.length
