@@ -11,19 +11,10 @@ import { apiKeyExpired } from '../nodes/LearningPlatform/transport/config';
 import { exchangeRefreshToken } from '../nodes/LearningPlatform/transport/tokenExchange';
 import { withUserAgent } from '../nodes/LearningPlatform/transport/userAgent';
 
-/**
- * Learning platform API access through an API username and a single-use refresh token.
- *
- * The refresh token is exchanged for a 24-hour API key in `preAuthentication` (spec operation 1).
- * Every exchange also replaces the refresh token, so `preAuthentication` returns both new values
- * (and the key's expiry) and n8n writes them over the stored credential. The exchange itself, with
- * its single-flight and stale-token rules, is in nodes/LearningPlatform/transport/tokenExchange.ts.
- *
- * Tested by the nodes' function test (`testedBy: 'learningPlatformApiTest'`), never by a
- * declarative `test`: that would run `preAuthentication` and spend the refresh token from the
- * editor. The function test checks the form only (see
- * nodes/LearningPlatform/transport/credentialTest.ts); the notice at the top of the form says so.
- */
+// API access through an API username and a single-use refresh token, exchanged for a 24-hour API
+// key in `preAuthentication`; each exchange also replaces the refresh token, and n8n stores both.
+// Tested by the nodes' function test, never a declarative one (it would spend the token from the
+// editor). Why: docs/design.md, "Rotation".
 export class LearningPlatformApi implements ICredentialType {
 	name = 'learningPlatformApi';
 

@@ -2,7 +2,7 @@
 import { Agent, request } from 'undici';
 import type { DeliveryFaultKind, FaultSpec } from './faults';
 import type { SandboxConfig } from './store';
-import type { DeliveryAttempt, RequestLogEntry } from './types';
+import type { DeliveryAttempt, RequestLogEntry, Subscription } from './types';
 
 export type { DeliveryAttempt, RequestLogEntry } from './types';
 
@@ -35,20 +35,11 @@ export type CompletionRecord = Record<string, unknown> & {
 	lastupdated: string;
 	completionstatus: string;
 };
-export interface SubscriptionState {
-	id: number;
-	username: string;
-	event: string;
-	url: string;
-	content_type_header: string;
-	is_enabled: boolean;
-	auth_type: string | null;
-	signing_key: string | null;
-	auth_token: string | null;
-	created_at: string;
-	updated_at: string;
-	deleted_at: string | null;
-}
+/** A stored subscription as the control API shows it: owner as `username`, ISO times, secrets unmasked. */
+export type SubscriptionState = Omit<
+	Subscription,
+	'owner' | 'created_at' | 'updated_at' | 'deleted_at'
+> & { username: string; created_at: string; updated_at: string; deleted_at: string | null };
 export interface DemoSummary {
 	tenancy_id: string;
 	users: { id: number; username: string; suspended: boolean; deleted: boolean }[];

@@ -5,7 +5,7 @@
 // when an earlier step failed so one run shows every problem. Prints one closing line
 // `N passed, N failed, N skipped` that CI reads: a failed gate counts as a failure, and a run that
 // executed no test shows `0 passed` rather than a green summary.
-const { spawnSync } = require('node:child_process');
+const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -34,6 +34,27 @@ const runs = [
 
 const total = { passed: 0, failed: 0, skipped: 0 };
 let exitCode = 0;
+
+// The n8n installs (about 4 minutes each on a fresh machine, mostly download and unpacking) run in
+// the background while the gates and the integration suite use the CPU; the e2e set-up of each
+// version waits for its install through the harness's install lock. Its output: test-results/installs.log.
+const installLog = fs.openSync(path.join(resultsDir, 'installs.log'), 'w');
+const installs = spawn(
+	process.execPath,
+	[
+		'-e',
+		`const { spawn, spawnSync } = require('node:child_process');
+		for (const version of ${JSON.stringify([versions.pinned, ...versions.matrix])}) {
+			const r = spawnSync('npx', ['tsx', 'scripts/n8n/cli.ts', 'install'], {
+				stdio: 'inherit', env: { ...process.env, LP_N8N_VERSION: version },
+			});
+			console.log('[installs] n8n ' + version + ': exit ' + r.status);
+		}`,
+	],
+	{ cwd: root, stdio: ['ignore', installLog, installLog] },
+);
+const stopInstalls = () => installs.exitCode === null && installs.kill('SIGTERM');
+process.on('exit', stopInstalls);
 
 for (const gate of ['lint', 'build']) {
 	const started = Date.now();

@@ -18,7 +18,7 @@ export class LearningPlatform implements INodeType {
 		name: 'learningPlatform',
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['input'],
-		// 1.1: Simplify on by default (see actions/common.descriptions.ts)
+		// 1.1: Simplify on by default (see nodes/shared/descriptions.ts)
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',

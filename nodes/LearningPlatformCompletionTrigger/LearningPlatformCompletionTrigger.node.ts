@@ -7,17 +7,16 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import {
-	feedContentIdFilter,
-	feedContentTypeFilter,
-	feedFlagOptions,
-	filtersCollection,
-	optionsCollection,
-	simplifyProperties,
-} from '../LearningPlatform/actions/common.descriptions';
+import { feedFilters, feedOptions, simplifyProperties } from '../shared/descriptions';
 import { formatFeedTimestamp, toFeedTimestamp } from '../LearningPlatform/helpers/dates';
 import type { FeedFilters } from '../LearningPlatform/helpers/feed';
-import { FEED_FLAGS, feedFilterQuery, walkFeed } from '../LearningPlatform/helpers/feed';
+import {
+	COMPLETION_SIMPLIFIED_FIELDS,
+	COMPLETION_STATUSES,
+	FEED_FLAGS,
+	feedFilterQuery,
+	walkFeed,
+} from '../LearningPlatform/helpers/feed';
 import { enabledFlags, parseId } from '../LearningPlatform/helpers/parameters';
 import { simplifyDefault, simplifyRecords } from '../LearningPlatform/helpers/simplify';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
@@ -51,15 +50,6 @@ const MANUAL_WINDOWS_SECONDS: Array<number | null> = [
 ];
 /** ...reading at most this many pages per window, so a manual run stays quick on a busy tenancy. */
 const MANUAL_MAX_PAGES_PER_WINDOW = 10;
-
-const COMPLETION_STATUSES = [
-	'Completed',
-	'In Progress',
-	'Enrolled',
-	'Archived',
-	'Viewed',
-	'Did Not Complete',
-];
 
 interface TriggerSettings {
 	filters: FeedFilters;
@@ -164,7 +154,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			dark: 'file:learningPlatformCompletion.dark.svg',
 		},
 		group: ['trigger'],
-		// 1.1: Simplify on by default (see LearningPlatform/actions/common.descriptions.ts)
+		// 1.1: Simplify on by default (see nodes/shared/descriptions.ts)
 		version: [1, 1.1],
 		defaultVersion: 1.1,
 		subtitle: 'Completions feed',
@@ -177,11 +167,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{
-				name: 'learningPlatformApi',
-				required: true,
-				testedBy: 'learningPlatformApiTest',
-			},
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
 		properties: [
 			{
@@ -223,7 +209,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				description:
 					'Records changed at or after this time are emitted first. Changing the date later starts over from the new date (unless it is an expression).',
 			},
-			filtersCollection([
+			feedFilters([
 				{
 					displayName: 'Completion Status',
 					name: 'statuses',
@@ -233,11 +219,9 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 					description:
 						'Emit only records with one of these statuses (checked in n8n, the feed has no such filter). Enrolled and In Progress records appear only with Include Enrolments (courses) or Include Not Completed.',
 				},
-				feedContentIdFilter,
-				feedContentTypeFilter,
 			]),
-			optionsCollection(feedFlagOptions),
-			...simplifyProperties('completion'),
+			feedOptions(),
+			...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
 		],
 	};
 
@@ -254,7 +238,9 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			simplifyDefault(this.getNode().typeVersion),
 		) as boolean;
 		const output = (records: IDataObject[]) =>
-			this.helpers.returnJsonArray(simplify ? simplifyRecords(records, 'completion') : records);
+			this.helpers.returnJsonArray(
+				simplify ? simplifyRecords(records, COMPLETION_SIMPLIFIED_FIELDS) : records,
+			);
 
 		if (this.getMode() === 'manual') {
 			const sample = await newestSample.call(this, settings);

@@ -3,23 +3,9 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { formatFeedTimestamp } from '../LearningPlatform/helpers/dates';
 
-/**
- * The polling trigger's position in the completions feed, and the pure step that moves it after
- * a walk. Kept free of n8n contexts so every rule can be tested with plain objects.
- *
- * Why more than a cursor is kept:
- * - The feed's resume point is the last NON-null cursor (spec §6 rule 2), which re-reads the
- *   last page on the next poll. Those records were already emitted, so every record version
- *   emitted near the resume point is remembered (`seen`, completionid -> version) and skipped
- *   when it comes back unchanged. A record that changed again comes back as a new version (it
- *   moves to the feed's tail with new data) and is emitted again.
- * - A small feed never hands out a cursor at all (one page, `next_cursor` null), so polls then
- *   re-read from `since`, which trails the newest `lastupdated` seen by the visibility delay.
- * - A rejected cursor restarts from `since` (rule 3). `since` trails the newest record by more
- *   than the feed's visibility delay (rule 6: changes appear up to about 60 s late), so a
- *   change written just before the newest one but shown after the walk is not skipped. The
- *   records that the restart can bring back are still in `seen` (up to SEEN_LIMIT entries).
- */
+// The polling trigger's position in the completions feed, and the pure step that moves it after
+// a walk (no n8n context, so every rule is tested with plain objects). Why more than a cursor is
+// kept: docs/design.md, "The Completion Trigger's position in the feed".
 
 export interface FeedState {
 	version: 1;

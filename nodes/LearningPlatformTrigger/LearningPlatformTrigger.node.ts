@@ -10,7 +10,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { eventPicker } from '../LearningPlatform/actions/common.descriptions';
+import { eventPicker } from '../shared/descriptions';
 import {
 	eventMatches,
 	friendlyEventSubtitle,
@@ -19,7 +19,8 @@ import {
 import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import { deliveryAge } from './deliveryAge';
-import { deliveryKey, isRepeatedDelivery } from './repeatedDeliveries';
+import { occurrenceKey, processLedger } from './deliveryLedger';
+import { recoverAfterActivation, recoverFromDelivery } from './recovery';
 import { verifyDelivery } from './signature';
 import {
 	createSubscription,
@@ -27,6 +28,16 @@ import {
 	readStoredSubscription,
 	subscriptionExists,
 } from './subscription';
+
+interface TriggerOptions {
+	ignoreRepeatedDeliveries?: boolean;
+	maxDeliveryAgeMinutes?: number;
+	recoverMissedDeliveries?: boolean;
+}
+
+function triggerOptions(this: IHookFunctions | IWebhookFunctions): TriggerOptions {
+	return this.getNodeParameter('options', {}) as TriggerOptions;
+}
 
 function reject(
 	this: IWebhookFunctions,
@@ -36,6 +47,14 @@ function reject(
 	const response = this.getResponseObject();
 	response.status(statusCode).json({ message });
 	return { noWebhookResponse: true };
+}
+
+/** With "Recover Missed Deliveries", once the production subscription is in place. */
+function startRecovery(this: IHookFunctions): void {
+	if (this.getMode() === 'manual' || triggerOptions.call(this).recoverMissedDeliveries !== true)
+		return;
+	const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
+	if (subscriptionId !== undefined) recoverAfterActivation.call(this, subscriptionId);
 }
 
 function parseDelivery(rawBody: Buffer): IDataObject | undefined {
@@ -67,11 +86,7 @@ export class LearningPlatformTrigger implements INodeType {
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],
 		credentials: [
-			{
-				name: 'learningPlatformApi',
-				required: true,
-				testedBy: 'learningPlatformApiTest',
-			},
+			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
 		webhooks: [
 			{
@@ -126,7 +141,15 @@ export class LearningPlatformTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to acknowledge a delivery the platform sends again with identical content (a retry after a time-out) without running the workflow a second time, within 15 minutes of the attempt that ran it. Checked per n8n process. Turn off to run the workflow for every delivery.',
+							'Whether to acknowledge a delivery of an event that already ran the workflow in the last hour (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
+					},
+					{
+						displayName: 'Recover Missed Deliveries',
+						name: 'recoverMissedDeliveries',
+						type: 'boolean',
+						default: true,
+						description:
+							'Whether to have the platform send again the deliveries it could not make while n8n was down or this workflow was inactive (up to a day back), so each still runs the workflow once. Checked on activation and on the first delivery after n8n starts. Deactivating then keeps the subscription, so the platform logs what it could not deliver: to remove it, turn this off before deactivating, or delete it with the Learning Platform node (Webhook → Delete).',
 					},
 					{
 						displayName: 'Reject Deliveries Older Than (Minutes)',
@@ -159,18 +182,23 @@ export class LearningPlatformTrigger implements INodeType {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				const webhookUrl = this.getNodeWebhookUrl('default') as string;
 				const event = this.getNodeParameter('event') as string;
-				return await subscriptionExists.call(this, webhookUrl, event);
+				const exists = await subscriptionExists.call(this, webhookUrl, event);
+				if (exists) startRecovery.call(this);
+				return exists;
 			},
 
 			async create(this: IHookFunctions): Promise<boolean> {
 				const webhookUrl = this.getNodeWebhookUrl('default') as string;
 				const event = this.getNodeParameter('event') as string;
-				await createSubscription.call(this, webhookUrl, event);
+				const test = this.getMode() === 'manual';
+				await createSubscription.call(this, webhookUrl, event, { test });
+				startRecovery.call(this);
 				return true;
 			},
 
 			async delete(this: IHookFunctions): Promise<boolean> {
-				return await deleteSubscription.call(this);
+				const keep = triggerOptions.call(this).recoverMissedDeliveries === true;
+				return await deleteSubscription.call(this, { keep });
 			},
 		},
 	};
@@ -207,10 +235,7 @@ export class LearningPlatformTrigger implements INodeType {
 			return { webhookResponse: { received: true, passedOn: false } };
 		}
 
-		const options = this.getNodeParameter('options', {}) as {
-			ignoreRepeatedDeliveries?: boolean;
-			maxDeliveryAgeMinutes?: number;
-		};
+		const options = triggerOptions.call(this);
 		if (options.maxDeliveryAgeMinutes !== undefined) {
 			const age = deliveryAge(delivery.now, options.maxDeliveryAgeMinutes, Date.now());
 			if (age.tooOld) {
@@ -225,17 +250,22 @@ export class LearningPlatformTrigger implements INodeType {
 				return reject.call(this, 400, age.reason);
 			}
 		}
+		const staticData = this.getWorkflowStaticData('node');
 		if (options.ignoreRepeatedDeliveries !== false) {
-			const key = deliveryKey(
+			const key = occurrenceKey(
 				[
 					this.getWorkflow().id ?? '',
 					this.getNode().id,
 					this.getMode(),
 					String(stored.subscriptionId ?? ''),
 				],
-				request.rawBody,
+				event,
+				delivery.payload ?? request.rawBody.toString('base64'),
 			);
-			if (await isRepeatedDelivery(key, this.getResponseObject())) {
+			const ledger = processLedger();
+			ledger.learn(staticData);
+			const response = this.getResponseObject();
+			if (await ledger.isRepeated(key, response)) {
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
 					{
@@ -245,6 +275,14 @@ export class LearningPlatformTrigger implements INodeType {
 				);
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
+			ledger.record(staticData, key, response);
+		}
+		if (
+			options.recoverMissedDeliveries === true &&
+			stored.subscriptionId !== undefined &&
+			this.getMode() !== 'manual'
+		) {
+			recoverFromDelivery.call(this, staticData, stored.subscriptionId);
 		}
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.

@@ -1,13 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-/**
- * Verification of one webhook delivery: the bearer token AND the HMAC-SHA256 signature of the
- * exact bytes received. Pure (no n8n context) so it can be tested alone with real Buffers.
- *
- * The spec does not state how `X-Signature` is encoded, so the two usual encodings are
- * accepted, each with or without a `sha256=` prefix: 64 hex digits, or standard base64 of the
- * 32-byte digest (padding optional). Anything else is rejected.
- */
+// Verification of one delivery: the bearer token AND the HMAC-SHA256 signature of the exact bytes
+// received, hex or base64, with or without `sha256=` (the spec leaves the encoding open). Pure, so
+// it is tested alone with real Buffers.
 
 export interface DeliverySecrets {
 	signingKey: string;

@@ -3,13 +3,18 @@ import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { MASK_VISIBLE_CHARACTERS } from '../LearningPlatform/helpers/webhooks';
-import { apiRequest, rejectionOf, statusOf } from '../LearningPlatform/transport';
+import {
+	apiRequest,
+	operationFailure,
+	readList,
+	rejectionOf,
+	statusOf,
+	words,
+} from '../LearningPlatform/transport';
 
-/**
- * The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
- * what is kept in the node's static data, and the create / checkExists / delete steps n8n calls
- * on activation and deactivation.
- */
+// The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
+// what is kept in the node's static data, and the create / checkExists / delete steps n8n calls
+// on activation and deactivation.
 
 /** What the trigger keeps in `getWorkflowStaticData('node')` while a subscription is registered. */
 export interface StoredSubscription {
@@ -18,6 +23,8 @@ export interface StoredSubscription {
 	authToken: string;
 	event: string;
 	url: string;
+	/** registered for "Listen for test event": always deleted, never kept */
+	test?: boolean;
 }
 
 interface WebhookSubscription {
@@ -29,18 +36,9 @@ interface WebhookSubscription {
 	auth_token: string | null;
 }
 
-interface WebhookListPage {
-	data?: WebhookSubscription[];
-	meta?: { current_page?: number; last_page?: number };
-}
-
 /** The API's cap, per API key (spec: Limits). */
 export const SUBSCRIPTION_CAP = 100;
 const SECRET_BYTES = 32;
-// the list endpoint clamps perPage to 1..100
-const LIST_PAGE_SIZE = 100;
-// a safety stop for a server whose `meta` never says "last page"; the cap keeps real lists at one page
-const MAX_LIST_PAGES = 50;
 
 const STORED_KEYS: Array<keyof StoredSubscription> = [
 	'subscriptionId',
@@ -48,6 +46,7 @@ const STORED_KEYS: Array<keyof StoredSubscription> = [
 	'authToken',
 	'event',
 	'url',
+	'test',
 ];
 
 export function readStoredSubscription(staticData: IDataObject): Partial<StoredSubscription> {
@@ -58,6 +57,7 @@ export function readStoredSubscription(staticData: IDataObject): Partial<StoredS
 		authToken: typeof staticData.authToken === 'string' ? staticData.authToken : undefined,
 		event: typeof staticData.event === 'string' ? staticData.event : undefined,
 		url: typeof staticData.url === 'string' ? staticData.url : undefined,
+		test: staticData.test === true ? true : undefined,
 	};
 }
 
@@ -66,7 +66,10 @@ export function clearStoredSubscription(staticData: IDataObject): void {
 }
 
 function storeSubscription(staticData: IDataObject, subscription: StoredSubscription): void {
-	for (const key of STORED_KEYS) staticData[key] = subscription[key];
+	for (const key of STORED_KEYS) {
+		if (subscription[key] === undefined) delete staticData[key];
+		else staticData[key] = subscription[key];
+	}
 }
 
 /** The transport already throws n8n errors (secrets scrubbed): pass those on; wrap anything else. */
@@ -95,14 +98,7 @@ export function assertHttpsWebhookUrl(this: IHookFunctions, webhookUrl: string):
 		protocol = '';
 	}
 	if (protocol === 'https:') return;
-	throw new NodeOperationError(
-		this.getNode(),
-		`The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
-		{
-			description:
-				'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
-		},
-	);
+	throw operationFailure(this.getNode(), words.webhookUrlNotHttps(webhookUrl));
 }
 
 /** Finds a live subscription of this API key for exactly this event and url (list, all pages). */
@@ -112,25 +108,15 @@ export async function findSubscription(
 	url: string,
 ): Promise<{ match: WebhookSubscription | undefined; total: number }> {
 	let total = 0;
-	for (let page = 1; page <= MAX_LIST_PAGES; page++) {
-		const response = (await apiRequest.call(this, 'GET', 'webhook', '', {
-			qs: { page, perPage: LIST_PAGE_SIZE },
-		})) as WebhookListPage;
-		const subscriptions = Array.isArray(response?.data) ? response.data : [];
-		total += subscriptions.length;
-		const match = subscriptions.find(
+	let match: WebhookSubscription | undefined;
+	await readList.call(this, '', (page) => {
+		total += page.length;
+		match = (page as unknown as WebhookSubscription[]).find(
 			(subscription) => subscription.event === event && subscription.url === url,
 		);
-		if (match) return { match, total };
-		const lastPage = response?.meta?.last_page;
-		if (
-			subscriptions.length === 0 ||
-			(typeof lastPage === 'number' ? page >= lastPage : subscriptions.length < LIST_PAGE_SIZE)
-		) {
-			break;
-		}
-	}
-	return { match: undefined, total };
+		return match !== undefined;
+	});
+	return { match, total };
 }
 
 function newSecret(): string {
@@ -194,6 +180,7 @@ export async function createSubscription(
 	this: IHookFunctions,
 	webhookUrl: string,
 	event: string,
+	{ test = false }: { test?: boolean } = {},
 ): Promise<void> {
 	assertHttpsWebhookUrl.call(this, webhookUrl);
 	const staticData = this.getWorkflowStaticData('node');
@@ -226,26 +213,23 @@ export async function createSubscription(
 			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
 			subscriptionId = match.id;
 		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
-			throw new NodeOperationError(
-				this.getNode(),
-				`The learning platform allows at most ${SUBSCRIPTION_CAP} webhook subscriptions per API key, and this credential's API key has reached that limit`,
-				{
-					description:
-						'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
-				},
-			);
+			throw operationFailure(this.getNode(), words.subscriptionCapReached(SUBSCRIPTION_CAP));
 		} else {
 			throw asNodeError.call(this, error);
 		}
 	}
 	if (subscriptionId === undefined) {
-		throw new NodeOperationError(
-			this.getNode(),
-			'The learning platform did not return the id of the new webhook subscription',
-		);
+		throw operationFailure(this.getNode(), words.subscriptionWithoutId);
 	}
 
-	storeSubscription(staticData, { subscriptionId, signingKey, authToken, event, url: webhookUrl });
+	storeSubscription(staticData, {
+		subscriptionId,
+		signingKey,
+		authToken,
+		event,
+		url: webhookUrl,
+		test: test || undefined,
+	});
 
 	// A subscription kept from before (another URL or event) would go on receiving deliveries nobody checks.
 	if (previous.subscriptionId !== undefined && previous.subscriptionId !== subscriptionId) {
@@ -257,10 +241,18 @@ export async function createSubscription(
 	}
 }
 
-/** Deletes the stored subscription; a 404 means it is already gone. Other failures keep the data for a later attempt. */
-export async function deleteSubscription(this: IHookFunctions): Promise<boolean> {
+/**
+ * Deletes the stored subscription; a 404 means it is already gone. Other failures keep the data
+ * for a later attempt. With `keep` (recovering missed deliveries) a production subscription stays,
+ * so the platform logs what it cannot deliver while the workflow is inactive.
+ */
+export async function deleteSubscription(
+	this: IHookFunctions,
+	{ keep = false }: { keep?: boolean } = {},
+): Promise<boolean> {
 	const staticData = this.getWorkflowStaticData('node');
-	const { subscriptionId } = readStoredSubscription(staticData);
+	const { subscriptionId, test } = readStoredSubscription(staticData);
+	if (keep && !test && subscriptionId !== undefined) return true;
 	if (subscriptionId === undefined) {
 		clearStoredSubscription(staticData);
 		return true;

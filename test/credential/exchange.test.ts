@@ -12,7 +12,7 @@ import {
 	AUTH_FAILURE,
 	DEAD_SINCE,
 	DEAD_TOKEN,
-} from '../../nodes/LearningPlatform/transport/errors';
+} from '../../nodes/LearningPlatform/transport/failureFacts';
 import { credentialFingerprint } from '../../nodes/LearningPlatform/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, roots, rawGet } from '../transport/helpers';

@@ -10,9 +10,15 @@ import {
 	staticEventOptions,
 } from '../../nodes/LearningPlatform/helpers/events';
 import { maskSecret, maskSubscription } from '../../nodes/LearningPlatform/helpers/webhooks';
+import { COMPLETION_STATUSES } from '../../nodes/LearningPlatform/helpers/feed';
 import { ALL_EVENTS as SANDBOX_EVENTS } from '../../sandbox';
+import { COMPLETION_STATUSES as SANDBOX_STATUSES } from '../../sandbox/types';
 
 /** The pure helpers shared with the trigger nodes; the operations using them are tested through n8n. */
+
+test("the completion statuses the trigger filters on are the simulator's, both from the spec", () => {
+	expect([...COMPLETION_STATUSES].sort()).toEqual([...SANDBOX_STATUSES].sort());
+});
 
 describe('events', () => {
 	test("the static list is the spec's: 24 events and 5 wildcards, as on the wire", () => {

@@ -5,7 +5,11 @@
  */
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
 
-import { SIMPLIFIED_FIELDS, simplifyRecord } from '../../nodes/LearningPlatform/helpers/simplify';
+import * as getActivityCompletions from '../../nodes/LearningPlatform/actions/report/getActivityCompletions.operation';
+import * as getAttendance from '../../nodes/LearningPlatform/actions/report/getAttendance.operation';
+import * as getContent from '../../nodes/LearningPlatform/actions/report/getContent.operation';
+import { COMPLETION_SIMPLIFIED_FIELDS } from '../../nodes/LearningPlatform/helpers/feed';
+import { simplifyRecord } from '../../nodes/LearningPlatform/helpers/simplify';
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { LearningPlatformCompletionTrigger } from '../../nodes/LearningPlatformCompletionTrigger/LearningPlatformCompletionTrigger.node';
 import { runPoll } from '../support/n8n';
@@ -40,15 +44,10 @@ function expectSimplified(
 	expect(simplified.length).toBe(full.length);
 	expect(simplified.length).toBeGreaterThan(0);
 	simplified.forEach((record, i) => {
-		expect(record).toEqual(simplifyRecord(full[i], fieldsType(fields)));
+		expect(record).toEqual(simplifyRecord(full[i], fields));
 		expect(Object.keys(record)).toEqual(fields.filter((f) => f in full[i]));
 	});
 	expect(Object.keys(full[0]).length).toBeGreaterThan(fields.length);
-}
-function fieldsType(fields: readonly string[]) {
-	return (Object.keys(SIMPLIFIED_FIELDS) as Array<keyof typeof SIMPLIFIED_FIELDS>).find(
-		(k) => SIMPLIFIED_FIELDS[k] === fields,
-	)!;
 }
 
 describe('description', () => {
@@ -86,7 +85,7 @@ describe('description', () => {
 		expect(
 			simplifyRecord(
 				{ lastupdated: 'x', username: 'u', completionid: 1, userdata: {} },
-				'completion',
+				COMPLETION_SIMPLIFIED_FIELDS,
 			),
 		).toEqual({
 			completionid: 1,
@@ -94,7 +93,9 @@ describe('description', () => {
 			lastupdated: 'x',
 		});
 		expect(
-			Object.keys(simplifyRecord({ lastupdated: 'x', completionid: 1 }, 'completion')),
+			Object.keys(
+				simplifyRecord({ lastupdated: 'x', completionid: 1 }, COMPLETION_SIMPLIFIED_FIELDS),
+			),
 		).toEqual(['completionid', 'lastupdated']);
 	});
 });
@@ -114,7 +115,7 @@ describe('Completion → Get Many', () => {
 		const full = json(await t.run({ ...feed, simple: false }));
 		const v11 = json(await t.run(feed));
 		const v1on = json(await t.run({ ...feed, simple: true }, { typeVersion: 1 }));
-		expectSimplified(v11, full, SIMPLIFIED_FIELDS.completion);
+		expectSimplified(v11, full, COMPLETION_SIMPLIFIED_FIELDS);
 		expect(v1on).toEqual(v11);
 	});
 
@@ -132,7 +133,7 @@ describe('reports', () => {
 		const v1 = await t.run(parameters, { typeVersion: 1 });
 		expect(v1.error).toBeUndefined();
 		expect(json(v1)).toEqual(json(await t.run({ ...parameters, simple: false })));
-		expectSimplified(json(await t.run(parameters)), json(v1), SIMPLIFIED_FIELDS.content);
+		expectSimplified(json(await t.run(parameters)), json(v1), getContent.report.simplifiedFields);
 	});
 
 	test('Get Activity Completions and Get Attendance: simplified on 1.1', async () => {
@@ -144,7 +145,7 @@ describe('reports', () => {
 		expectSimplified(
 			json(await t.run(activity)),
 			json(await t.run(activity, { typeVersion: 1 })),
-			SIMPLIFIED_FIELDS.activitycompletions,
+			getActivityCompletions.report.simplifiedFields,
 		);
 		const attendance = {
 			resource: 'report',
@@ -154,7 +155,7 @@ describe('reports', () => {
 		expectSimplified(
 			json(await t.run(attendance)),
 			json(await t.run(attendance, { typeVersion: 1 })),
-			SIMPLIFIED_FIELDS.attendance,
+			getAttendance.report.simplifiedFields,
 		);
 	});
 
@@ -182,6 +183,6 @@ describe('Completion Trigger', () => {
 	test('version 1 emits full records as before; 1.1 emits simplified ones', async () => {
 		const v1 = await poll({}, 1);
 		expect(v1).toEqual(await poll({ simple: false }));
-		expectSimplified(await poll({}), v1, SIMPLIFIED_FIELDS.completion);
+		expectSimplified(await poll({}), v1, COMPLETION_SIMPLIFIED_FIELDS);
 	});
 });

@@ -1,6 +1,27 @@
 import { useClock, type Clock } from '../../nodes/LearningPlatform/transport/clock';
 
 /**
+ * A clock that stands still until slept: `sleep(ms)` moves it by `ms` and records the pause, then
+ * lets the event loop turn once; `onSleep` lets a test act at a virtual instant.
+ */
+export class FakeClock implements Clock {
+	slept: number[] = [];
+	onSleep?: (now: number) => void;
+	constructor(public at = 1_000_000) {}
+
+	now() {
+		return this.at;
+	}
+
+	async sleep(ms: number) {
+		this.slept.push(ms);
+		this.at += ms;
+		await Promise.resolve();
+		this.onSleep?.(this.at);
+	}
+}
+
+/**
  * A clock that runs ahead of the wall clock: `sleep(ms)` moves it forward by `ms` at once (after
  * one turn of the event loop), so the transport's minute-long waits take no real time while real
  * HTTP still flows. `onSleep` lets a test act at a virtual instant (e.g. a slow store finishing).

@@ -371,12 +371,12 @@ export interface HookRunOptions extends RunContextOptions {
 	isTest?: boolean;
 }
 
-/** Calls a webhook lifecycle method (`checkExists`, `create`, `delete`) as n8n's activation does. */
-export async function runHook(
-	nodeType: INodeType,
-	method: 'checkExists' | 'create' | 'delete',
-	options: HookRunOptions,
-): Promise<{ result: boolean; staticData: IDataObject }> {
+/** The context n8n's activation gives a webhook lifecycle method, for code that runs in it. */
+export function hookContext(nodeType: INodeType, options: HookRunOptions): HookContext {
+	return buildHookContext(nodeType, options).context;
+}
+
+function buildHookContext(nodeType: INodeType, options: HookRunOptions) {
 	const { workflow, node } = buildWorkflow(nodeType, options);
 	const additionalData = buildAdditionalData(options);
 	const webhookDescription = nodeType.description.webhooks?.[0];
@@ -397,6 +397,16 @@ export async function runHook(
 		options.activation ?? 'activate',
 		webhookData,
 	);
+	return { context, workflow };
+}
+
+/** Calls a webhook lifecycle method (`checkExists`, `create`, `delete`) as n8n's activation does. */
+export async function runHook(
+	nodeType: INodeType,
+	method: 'checkExists' | 'create' | 'delete',
+	options: HookRunOptions,
+): Promise<{ result: boolean; staticData: IDataObject }> {
+	const { context, workflow } = buildHookContext(nodeType, options);
 	const hook = nodeType.webhookMethods?.default?.[method];
 	if (!hook) throw new Error(`${nodeType.description.name} has no webhook method ${method}`);
 	const result = await hook.call(context);
@@ -431,7 +441,15 @@ export async function runWebhook(
 	response: RecordedResponse;
 	answer: (statusCode: number) => void;
 }> {
-	const { workflow, node } = buildWorkflow(nodeType, options);
+	// n8n loads the static data from its database for each request and saves it only when it
+	// answers without error (a 500 saves nothing): the request works on a copy
+	const stored = options.staticData ?? {};
+	const working = JSON.parse(JSON.stringify(stored)) as IDataObject;
+	const save = () => {
+		for (const key of Object.keys(stored)) delete stored[key];
+		Object.assign(stored, JSON.parse(JSON.stringify(working)));
+	};
+	const { workflow, node } = buildWorkflow(nodeType, { ...options, staticData: working });
 	const headers = Object.fromEntries(
 		Object.entries(options.headers).map(([k, v]) => [k.toLowerCase(), v]),
 	);
@@ -479,6 +497,7 @@ export async function runWebhook(
 	const webhookResponse = await nodeType.webhook.call(context);
 	const answer = (statusCode: number) => {
 		if (response.recorded.ended) return;
+		if (statusCode < 300) save();
 		response.object
 			.status(statusCode)
 			.json(
@@ -487,7 +506,8 @@ export async function runWebhook(
 					: { message: 'There was a problem executing the workflow' },
 			);
 	};
-	if (webhookResponse.noWebhookResponse !== true) {
+	if (webhookResponse.noWebhookResponse === true) save();
+	else {
 		const n8nAnswer = webhookResponse.workflowData ? (options.n8nAnswer ?? 'created') : 'created';
 		if (n8nAnswer !== 'later') answer(n8nAnswer === 'created' ? 200 : 500);
 	}
@@ -496,7 +516,17 @@ export async function runWebhook(
 
 function createRecordingResponse() {
 	const recorded: RecordedResponse = { statusCode: 200, headers: {}, body: '', ended: false };
+	const finished: Array<() => void> = [];
+	const finish = () => {
+		recorded.ended = true;
+		for (const listener of finished.splice(0)) listener();
+	};
 	const object = {
+		/** as an http.ServerResponse: 'finish' once the answer is sent */
+		once(event: string, listener: () => void) {
+			if (event === 'finish') finished.push(listener);
+			return object;
+		},
 		get statusCode() {
 			return recorded.statusCode;
 		},
@@ -528,7 +558,7 @@ function createRecordingResponse() {
 		send(body?: unknown) {
 			if (body !== undefined)
 				recorded.body += typeof body === 'string' ? body : JSON.stringify(body);
-			recorded.ended = true;
+			finish();
 			return object;
 		},
 		json(body: unknown) {
@@ -541,7 +571,7 @@ function createRecordingResponse() {
 		},
 		end(chunk?: unknown) {
 			if (chunk !== undefined) recorded.body += String(chunk);
-			recorded.ended = true;
+			finish();
 			return object;
 		},
 	};

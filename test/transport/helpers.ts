@@ -15,7 +15,7 @@ import type {
 
 import {
 	apiRequest,
-	apiRequestAllPages,
+	listAll,
 	type ApiRequestOptions,
 	type ApiRoot,
 } from '../../nodes/LearningPlatform/transport';
@@ -29,7 +29,7 @@ export interface ProbeCall {
 	root?: ApiRoot;
 	path?: string;
 	options?: Omit<ApiRequestOptions, 'itemIndex'>;
-	/** use apiRequestAllPages(path, {limit}) instead */
+	/** use listAll(path, {limit}) instead */
 	allPages?: { path: string; limit?: number; qs?: IDataObject };
 }
 
@@ -125,7 +125,7 @@ function makeExecute(plan: ProbePlan) {
 		const run = async (call: ProbeCall, itemIndex?: number): Promise<ProbeResult> => {
 			try {
 				const body = call.allPages
-					? await apiRequestAllPages.call(this, call.allPages.path, {
+					? await listAll.call(this, call.allPages.path, {
 							limit: call.allPages.limit,
 							qs: call.allPages.qs,
 							itemIndex,

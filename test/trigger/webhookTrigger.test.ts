@@ -7,6 +7,11 @@
 import { createHmac } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
+import {
+	DeliveryLedger,
+	LEDGER_FIELD,
+	useLedger,
+} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import type { DeliveryAttempt } from '../../sandbox';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
@@ -511,7 +516,7 @@ describe('wildcard subscriptions', () => {
 	});
 });
 
-describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)', () => {
+describe('repeated deliveries (a retry after a time-out, a redispatch, another process)', () => {
 	let a: Activation;
 	let first: DeliveryAttempt;
 	let retry: DeliveryAttempt;
@@ -550,10 +555,17 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 			.update(rawBody)
 			.digest('hex'),
 	});
-	/** A delivery body with bytes of its own (sign it with signedFor). */
+	/** Another event occurrence: a payload of its own (sign it with signedFor). */
 	const freshBody = (marker: string) => {
 		const sent = JSON.parse(first.body) as IDataObject;
-		return Buffer.from(JSON.stringify({ ...sent, delivery_id: marker }), 'utf8');
+		const payload = { ...(sent.payload as IDataObject), marker };
+		return Buffer.from(JSON.stringify({ ...sent, payload }), 'utf8');
+	};
+	/** The same occurrence redispatched: a new send time and delivery id, the same payload. */
+	const redispatchOf = (rawBody: Buffer, deliveryId: string) => {
+		const sent = JSON.parse(rawBody.toString('utf8')) as IDataObject;
+		const now = (sent.now as number) + 120;
+		return Buffer.from(JSON.stringify({ ...sent, now, delivery_id: deliveryId }), 'utf8');
 	};
 
 	test("the sandbox's retry re-sends identical bytes and headers", () => {
@@ -610,7 +622,34 @@ describe('repeated deliveries (same bytes again, e.g. a retry after a time-out)'
 		}
 	});
 
-	test('different bytes, or the same bytes to another subscription (the test URL), are new deliveries', async () => {
+	test('a redispatch (new send time and delivery id, same payload) of one that ran is acknowledged', async () => {
+		const rawBody = freshBody('redispatched');
+		expect(started(await deliver(a, signedFor(a, rawBody), rawBody))).toBe(1);
+		const again = redispatchOf(rawBody, 'f3b5a2c0-redispatch');
+		const repeated = await deliver(a, signedFor(a, again), again);
+		expect(started(repeated)).toBe(0);
+		expect(repeated.webhookResponse.webhookResponse).toMatchObject({ repeated: true });
+	});
+
+	test('another n8n process, with a memory of its own, recognises it from the stored static data', async () => {
+		const rawBody = freshBody('two-processes');
+		expect(started(await deliver(a, signedFor(a, rawBody), rawBody))).toBe(1);
+		const shared = stored(a);
+		expect(Object.keys(shared[LEDGER_FIELD] as IDataObject).length).toBeGreaterThan(0);
+
+		const restore = useLedger(new DeliveryLedger());
+		try {
+			// the retry lands on the other process
+			expect(started(await deliver(a, signedFor(a, rawBody), rawBody))).toBe(0);
+			// which still runs what it has not seen
+			const other = freshBody('two-processes-other');
+			expect(started(await deliver(a, signedFor(a, other), other))).toBe(1);
+		} finally {
+			restore();
+		}
+	});
+
+	test('another event occurrence, or the same one to another subscription (the test URL), is new', async () => {
 		const one = freshBody('distinct-1');
 		const two = freshBody('distinct-2');
 		expect(started(await deliver(a, signedFor(a, one), one))).toBe(1);

@@ -4,7 +4,7 @@
  * waiting take no real time. (test/transport/pacing.test.ts checks the same pacing once against
  * the sandbox's real window.)
  */
-import type { Clock } from '../../nodes/LearningPlatform/transport/clock';
+import { FakeClock } from '../support/fakeClock';
 import {
 	EDGE_MARGIN_MS,
 	RateLimiter,
@@ -12,23 +12,12 @@ import {
 	type RateTicket,
 } from '../../nodes/LearningPlatform/transport/rateLimiter';
 
-class FakeClock implements Clock {
-	constructor(public at = 0) {}
-	now() {
-		return this.at;
-	}
-	async sleep(ms: number) {
-		this.at += ms;
-		await Promise.resolve();
-	}
-}
-
 let time: FakeClock;
 let limiter: RateLimiter;
 let random: jest.SpyInstance;
 
 beforeEach(() => {
-	time = new FakeClock();
+	time = new FakeClock(0);
 	limiter = new RateLimiter(() => time);
 	// no jitter: every wait is exact
 	random = jest.spyOn(Math, 'random').mockReturnValue(0);

@@ -2,24 +2,12 @@
  * The decision taken when the credential's exchange reports a dead refresh token, and the loop
  * that reads the stored credential, on a fake clock: minutes of waiting take no real time.
  */
-import type { Clock } from '../../nodes/LearningPlatform/transport/clock';
+import { FakeClock } from '../support/fakeClock';
 import {
 	decideAfterRefusal,
 	REFUSAL_SETTLE_MS,
 	settleRefusal,
 } from '../../nodes/LearningPlatform/transport/refusal';
-
-class FakeClock implements Clock {
-	slept: number[] = [];
-	constructor(public at = 1_000_000) {}
-	now() {
-		return this.at;
-	}
-	async sleep(ms: number) {
-		this.slept.push(ms);
-		this.at += ms;
-	}
-}
 
 const dead = { deadToken: 'fp-dead', deadSince: 1_000_000 };
 

@@ -2,7 +2,7 @@
  * What the transport does after a failed request, decided from the facts alone: every branch of
  * the retry rules without a server or a clock.
  */
-import type { FailureFacts } from '../../nodes/LearningPlatform/transport/errors';
+import type { FailureFacts } from '../../nodes/LearningPlatform/transport/failureFacts';
 import {
 	MAX_CREDENTIAL_MOVES,
 	MAX_EXCHANGE_RETRIES,

@@ -1,29 +1,26 @@
-import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import * as bookmark from './bookmark/Bookmark.resource';
 import * as completion from './completion/Completion.resource';
+import type { Operation, OperationTable } from './operations';
 import * as report from './report/Report.resource';
 import * as webhook from './webhook/Webhook.resource';
 
-/** What an operation returns for one input item: one object, or one object per output item. */
-export type ItemResult = IDataObject | IDataObject[];
+/** Every operation by resource and operation name; the pickers are built from the same tables. */
+export const resources = {
+	bookmark: bookmark.operations,
+	completion: completion.operations,
+	report: report.operations,
+	webhook: webhook.operations,
+} satisfies Record<string, OperationTable>;
 
-interface Operation {
-	execute(this: IExecuteFunctions, itemIndex: number): Promise<ItemResult>;
-}
-
-/** Each resource module exports its operations by their `operation` value. */
-const resources: Record<string, Record<string, unknown>> = {
-	bookmark,
-	completion,
-	report,
-	webhook,
-};
+export type Resource = keyof typeof resources;
 
 function operationFor(resource: string, operation: string): Operation | undefined {
-	const candidate = resources[resource]?.[operation] as Partial<Operation> | undefined;
-	return typeof candidate?.execute === 'function' ? (candidate as Operation) : undefined;
+	if (!Object.hasOwn(resources, resource)) return undefined;
+	const table: OperationTable = resources[resource as Resource];
+	return Object.hasOwn(table, operation) ? table[operation] : undefined;
 }
 
 /**

@@ -1,16 +1,35 @@
-import type { IDataObject, JsonObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject } from 'n8n-workflow';
 
 import type { LearningPlatformContext } from '../transport';
-import { apiRequest, failedStatusMessage } from '../transport';
+import { apiFailure, apiRequest, operationFailure, words } from '../transport';
 import { enabledFlags } from './parameters';
 
-/**
- * The completions change-feed walker (`GET {report_root}/completions`), shared by
- * `completion/getMany` and the polling trigger. It encodes the spec's sync rules once:
- * same filters on every page, follow `next_cursor` until null, upsert on `completionid`,
- * restart a rejected cursor from the last known-good `lastupdated`.
- */
+// The completions change-feed walker (`GET {report_root}/completions`), shared by Completion →
+// Get Many and the polling trigger: the spec's sync rules once (same filters on every page,
+// follow `next_cursor` until null, upsert on `completionid`, restart a rejected cursor from the
+// last known-good `lastupdated`).
+
+/** The feed's documented `completionstatus` values (spec: Completion record). */
+export const COMPLETION_STATUSES = [
+	'Completed',
+	'In Progress',
+	'Enrolled',
+	'Archived',
+	'Viewed',
+	'Did Not Complete',
+] as const;
+
+/** What a simplified completion record keeps: who, what, status, when. */
+export const COMPLETION_SIMPLIFIED_FIELDS = [
+	'completionid',
+	'username',
+	'contentid',
+	'contentname',
+	'contenttype',
+	'completionstatus',
+	'timecompleted',
+	'lastupdated',
+] as const;
 
 /** The feed's on/off query flags; FeedFilters, feedFilterQuery and feedFlagOptions follow this list. */
 export const FEED_FLAGS = [
@@ -135,16 +154,8 @@ export async function walkFeed(
 				// known-good time. Never the beginning of time, which would silently re-read everything.
 				const restartPoint = newestLastUpdated ?? options.updatedSince;
 				if (!restartPoint || restartPoint === restartedFrom) {
-					throw new NodeOperationError(
-						this.getNode(),
-						`The feed rejected the cursor: ${failedStatusMessage(errors)}`,
-						{
-							itemIndex,
-							description: restartPoint
-								? `Restarting from ${restartPoint} was rejected again. Clear the cursor and set "Updated Since" to re-read from a known time.`
-								: 'There is no known-good time to restart from. Clear the cursor and set "Updated Since" to the newest "lastupdated" you have processed, so the feed continues from there instead of from the beginning.',
-						},
-					);
+					const rejected = words.feedCursorRejected(errors, restartPoint);
+					throw operationFailure(this.getNode(), rejected, itemIndex);
 				}
 				cursorRejected = true;
 				restartedFrom = restartPoint;
@@ -153,10 +164,7 @@ export async function walkFeed(
 				nextCursor = null;
 				continue;
 			}
-			throw new NodeApiError(this.getNode(), page as unknown as JsonObject, {
-				message: `The completions feed refused the request: ${failedStatusMessage(errors)}`,
-				itemIndex,
-			});
+			throw apiFailure(this.getNode(), words.feedRefused(errors), { itemIndex, body: page });
 		}
 
 		const records = Array.isArray(page?.data) ? page.data : [];

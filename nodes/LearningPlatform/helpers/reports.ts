@@ -1,24 +1,23 @@
-import type { IDataObject, IExecuteFunctions, JsonObject } from 'n8n-workflow';
-import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { apiRequest, failedStatusMessage } from '../transport';
+import { apiFailure, apiRequest, operationFailure, words } from '../transport';
 import { clock } from '../transport/clock';
 import { enabledFlags } from './parameters';
 import { simplifyDefault, simplifyRecords } from './simplify';
+import { boundedForModel } from './toolOutput';
 
-/**
- * The asynchronous report reads (activity completions, attendance, content): submit a
- * request, then poll it by `requestid` until `Complete`. Every poll is a normal request, so
- * it goes through the transport's shared rate-limit pacing like any other.
- */
+// The asynchronous reports: submit a request, then poll it by `requestid` until `Complete`. Every
+// poll is a normal request, so it is paced with every other request of the API user.
 
-export type ReportType = 'activitycompletions' | 'attendance' | 'content';
-
-export const REPORT_LABELS: Record<ReportType, string> = {
-	activitycompletions: 'Activity Completions',
-	attendance: 'Attendance',
-	content: 'Content',
-};
+/** One report type, as its operation file declares it and `actions/report/reports.ts` lists it. */
+export interface Report {
+	/** the API path segment: `{report_root}/<type>` */
+	type: string;
+	/** as the user reads it: "the Attendance report" */
+	label: string;
+	/** what a simplified record keeps */
+	simplifiedFields: readonly string[];
+}
 
 /**
  * When to poll, counted from the start of the wait: 1 s, 2 s, 4 s, 8 s... (each poll at twice the
@@ -58,24 +57,18 @@ export function readWaitOptions(options: IDataObject): WaitOptions {
 
 async function requestReport(
 	this: IExecuteFunctions,
-	reportType: ReportType,
+	report: Report,
 	qs: IDataObject,
 	itemIndex: number,
 ): Promise<ReportEnvelope> {
-	const envelope = (await apiRequest.call(this, 'GET', 'report', `/${reportType}`, {
+	const envelope = (await apiRequest.call(this, 'GET', 'report', `/${report.type}`, {
 		qs,
 		itemIndex,
 		returnFailed: true,
 	})) as ReportEnvelope;
 	if (envelope?.status === 'Failed') {
-		const requestPart =
-			envelope.requestid !== undefined ? ` (request ID ${envelope.requestid})` : '';
-		throw new NodeApiError(this.getNode(), envelope as unknown as JsonObject, {
-			message: `The ${REPORT_LABELS[reportType]} report failed${requestPart}: ${failedStatusMessage(
-				envelope.errors ?? {},
-			)}`,
-			itemIndex,
-		});
+		const failed = words.reportFailed(report.label, envelope.requestid, envelope.errors);
+		throw apiFailure(this.getNode(), failed, { itemIndex, body: envelope });
 	}
 	return envelope;
 }
@@ -86,14 +79,14 @@ async function requestReport(
  */
 export async function pollReport(
 	this: IExecuteFunctions,
-	reportType: ReportType,
+	report: Report,
 	first: ReportEnvelope | undefined,
 	requestId: number,
 	wait: WaitOptions,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
 	let envelope =
-		first ?? (await requestReport.call(this, reportType, { requestid: requestId }, itemIndex));
+		first ?? (await requestReport.call(this, report, { requestid: requestId }, itemIndex));
 	const time = clock();
 	const waitStartedAt = time.now();
 	const deadline = waitStartedAt + wait.timeoutSeconds * 1000;
@@ -104,28 +97,16 @@ export async function pollReport(
 			return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
 		const remaining = deadline - time.now();
 		if (remaining <= 0) {
-			throw new NodeOperationError(
-				this.getNode(),
-				`The ${REPORT_LABELS[reportType]} report (request ID ${requestId}) was not ready within ${wait.timeoutSeconds} seconds`,
-				{
-					itemIndex,
-					description: `The request is still processing on the server. Fetch it later with Resource "Report", Operation "Get Result", Report Type "${REPORT_LABELS[reportType]}" and Request ID ${requestId}, or raise the "Timeout (Seconds)" option.`,
-				},
-			);
+			const notReady = words.reportNotReady(report.label, requestId, wait.timeoutSeconds);
+			throw operationFailure(this.getNode(), notReady, itemIndex);
 		}
 		// optional: an n8n without cancel signals simply lets the wait run to its time-out
 		if (this.getExecutionCancelSignal?.()?.aborted) {
-			throw new NodeOperationError(
-				this.getNode(),
-				`Execution cancelled while waiting for request ID ${requestId}`,
-				{
-					itemIndex,
-				},
-			);
+			throw operationFailure(this.getNode(), words.reportWaitCancelled(requestId), itemIndex);
 		}
 		pollOffsetMs = nextPollOffsetMs(pollOffsetMs);
 		await time.sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - time.now(), remaining)));
-		envelope = await requestReport.call(this, reportType, { requestid: requestId }, itemIndex);
+		envelope = await requestReport.call(this, report, { requestid: requestId }, itemIndex);
 	}
 
 	return Array.isArray(envelope.data) ? envelope.data : [];
@@ -134,21 +115,19 @@ export async function pollReport(
 /** Submits a new report request and (by default) waits for its records. */
 async function runReport(
 	this: IExecuteFunctions,
-	reportType: ReportType,
+	report: Report,
 	filters: IDataObject,
 	wait: WaitOptions,
 	itemIndex: number,
 ): Promise<IDataObject[]> {
-	const submitted = await requestReport.call(this, reportType, filters, itemIndex);
+	const submitted = await requestReport.call(this, report, filters, itemIndex);
 	if (submitted.status === 'Complete') return Array.isArray(submitted.data) ? submitted.data : [];
 	const requestId = Number(submitted.requestid);
 	if (!Number.isFinite(requestId)) {
-		throw new NodeApiError(this.getNode(), submitted as unknown as JsonObject, {
-			message: `The ${REPORT_LABELS[reportType]} report was accepted without a request ID (status "${submitted.status}")`,
-			itemIndex,
-		});
+		const withoutId = words.reportWithoutRequestId(report.label, submitted.status);
+		throw apiFailure(this.getNode(), withoutId, { itemIndex, body: submitted });
 	}
-	return await pollReport.call(this, reportType, submitted, requestId, wait, itemIndex);
+	return await pollReport.call(this, report, submitted, requestId, wait, itemIndex);
 }
 
 /**
@@ -159,23 +138,28 @@ async function runReport(
 export async function runReportForItem(
 	this: IExecuteFunctions,
 	itemIndex: number,
-	reportType: ReportType,
+	report: Report,
 	flags: readonly string[],
 	filters: IDataObject,
 ): Promise<IDataObject[]> {
 	const given = Object.entries(filters).filter(([, value]) => value !== undefined);
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
-	const records = await runReport.call(this, reportType, qs, readWaitOptions(options), itemIndex);
+	const records = await runReport.call(this, report, qs, readWaitOptions(options), itemIndex);
 	const simplify = this.getNodeParameter(
 		'simple',
 		itemIndex,
 		simplifyDefault(this.getNode().typeVersion),
 	) as boolean;
 	// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
-	if (!simplify || isPendingItem(records)) return records;
-	return simplifyRecords(records, reportType);
+	if (isPendingItem(records)) return records;
+	const shaped = simplify ? simplifyRecords(records, report.simplifiedFields) : records;
+	return boundedForModel.call(this, itemIndex, shaped, NARROWER_REPORT);
 }
+
+/** What a model is told to do when a report had more records than it was given. */
+export const NARROWER_REPORT =
+	'Ask for a narrower report (one learner with User ID, or one course with Content ID).';
 
 /** The single `{requestid, status}` item `pollReport` returns when it does not wait. */
 function isPendingItem(records: IDataObject[]): boolean {

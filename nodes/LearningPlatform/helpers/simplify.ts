@@ -11,54 +11,10 @@ export function simplifyDefault(typeVersion: number): boolean {
 	return typeVersion >= SIMPLIFY_VERSION;
 }
 
-/** The fields a simplified record keeps: who, what, status, when. Anything else is dropped. */
-export const SIMPLIFIED_FIELDS = {
-	/** Completion records of the change feed (Completion → Get Many, Completion Trigger) */
-	completion: [
-		'completionid',
-		'username',
-		'contentid',
-		'contentname',
-		'contenttype',
-		'completionstatus',
-		'timecompleted',
-		'lastupdated',
-	],
-	activitycompletions: [
-		'username',
-		'contentid',
-		'contentname',
-		'activityid',
-		'activityname',
-		'activitycompletionstatus',
-		'activitytimecompleted',
-	],
-	attendance: [
-		'username',
-		'contentid',
-		'contentname',
-		'sessionid',
-		'eventname',
-		'sessionstarttime',
-		'attendancestatus',
-	],
-	content: [
-		'contentid',
-		'fullname',
-		'contenttype',
-		'status',
-		'totalenrolments',
-		'totalcompletions',
-		'timemodified',
-	],
-} as const satisfies Record<string, readonly string[]>;
-
-export type SimplifiedRecordType = keyof typeof SIMPLIFIED_FIELDS;
-
-/** One record with only the simplified fields of its type, in that order (absent ones omitted). */
-export function simplifyRecord(record: IDataObject, recordType: SimplifiedRecordType): IDataObject {
+/** One record with only the kept fields, in that order (absent ones omitted). */
+export function simplifyRecord(record: IDataObject, keptFields: readonly string[]): IDataObject {
 	const simplified: IDataObject = {};
-	for (const field of SIMPLIFIED_FIELDS[recordType]) {
+	for (const field of keptFields) {
 		if (field in record) simplified[field] = record[field];
 	}
 	return simplified;
@@ -66,7 +22,7 @@ export function simplifyRecord(record: IDataObject, recordType: SimplifiedRecord
 
 export function simplifyRecords(
 	records: IDataObject[],
-	recordType: SimplifiedRecordType,
+	keptFields: readonly string[],
 ): IDataObject[] {
-	return records.map((record) => simplifyRecord(record, recordType));
+	return records.map((record) => simplifyRecord(record, keptFields));
 }

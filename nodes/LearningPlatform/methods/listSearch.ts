@@ -1,24 +1,13 @@
-import type { IDataObject, ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
+import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
 import { friendlyEventName } from '../helpers/events';
-import { apiRequest } from '../transport';
+import { listPage } from '../transport';
 
-/**
- * Resource-locator searches. Each call reads one page of the API's list (100 per page, the
- * most it allows) and filters it by the typed text; the page number is the pagination token,
- * so scrolling loads the next page.
- */
+// Resource-locator searches: each call reads one page of the API's list and filters it by the
+// typed text; the next page number is the pagination token, so scrolling loads the next page.
 
-const PER_PAGE = 100;
-
-interface ListPage {
-	data?: IDataObject[];
-	meta?: { current_page?: number; last_page?: number };
-}
-
-function nextPageToken(page: ListPage, current: number): string | undefined {
-	const lastPage = Number(page.meta?.last_page ?? current);
-	return current < lastPage ? String(current + 1) : undefined;
+function pageToken(page: number | undefined): string | undefined {
+	return page === undefined ? undefined : String(page);
 }
 
 function matches(filter: string | undefined, ...texts: unknown[]): boolean {
@@ -55,10 +44,8 @@ export async function searchWebhooks(
 	paginationToken?: string,
 ): Promise<INodeListSearchResult> {
 	const page = Number(paginationToken ?? 1) || 1;
-	const response = (await apiRequest.call(this, 'GET', 'webhook', '', {
-		qs: { page, perPage: PER_PAGE },
-	})) as ListPage;
-	const results = (response.data ?? [])
+	const { items, nextPage } = await listPage.call(this, '', page);
+	const results = items
 		.filter((subscription) =>
 			matches(
 				filter,
@@ -75,7 +62,7 @@ export async function searchWebhooks(
 			}`,
 			value: String(subscription.id),
 		}));
-	return { results, paginationToken: nextPageToken(response, page) };
+	return { results, paginationToken: pageToken(nextPage) };
 }
 
 export async function searchWebhookLogs(
@@ -88,10 +75,8 @@ export async function searchWebhookLogs(
 	).trim();
 	if (!/^\d+$/.test(webhookId)) return { results: [] };
 	const page = Number(paginationToken ?? 1) || 1;
-	const response = (await apiRequest.call(this, 'GET', 'webhook', `/${webhookId}/logs`, {
-		qs: { page, perPage: PER_PAGE },
-	})) as ListPage;
-	const results = (response.data ?? [])
+	const { items, nextPage } = await listPage.call(this, `/${webhookId}/logs`, page);
+	const results = items
 		.filter((log) => matches(filter, log.id, log.event_type, log.status_code, log.created_at))
 		.map((log) => ({
 			name: `#${log.id} ${eventLabel(log.event_type)} · ${log.success ? 'delivered' : 'failed'}${
@@ -99,5 +84,5 @@ export async function searchWebhookLogs(
 			} · ${log.created_at ?? ''}`,
 			value: String(log.id),
 		}));
-	return { results, paginationToken: nextPageToken(response, page) };
+	return { results, paginationToken: pageToken(nextPage) };
 }

@@ -1,23 +1,6 @@
-/**
- * The credential test the editor runs (wired by the node as
- * `methods.credentialTest.learningPlatformApiTest`, `testedBy: 'learningPlatformApiTest'`).
- *
- * It checks the form only and sends NO request. Why:
- * - It must never exchange the refresh token. Measured in n8n 2.40.7: a declarative `test` on a new
- *   credential (empty API key) runs `preAuthentication`, which exchanges the token and stores the new
- *   pair; but the editor's form still holds the typed (now spent) token, and saving the form again
- *   writes it back: the credential is dead. n8n's credential tester runs a declarative test through
- *   `httpRequestWithAuthentication`, so any declarative test of this credential would run
- *   `preAuthentication` whenever the stored key is empty or answered 401.
- * - A function test never runs `preAuthentication`, but the only HTTP helper n8n gives it
- *   (`ICredentialTestFunctions.helpers`, n8n 1.x and 2.x) is the deprecated `request`, which n8n's
- *   community-package scanner rejects. `helpers.httpRequest` is not offered there.
- *
- * So the result claims exactly what was checked: the fields are filled in and the Base URL is an
- * http(s) address. Whether the platform answers, and whether the tenancy, the API user and the
- * refresh token are valid, is found out on first use, when a node exchanges the refresh token
- * (the credential form says so in a notice).
- */
+// The credential test the editor runs (`testedBy: 'learningPlatformApiTest'`). It checks the form
+// only and sends no request: a test must never exchange the single-use refresh token, and the
+// only HTTP helper n8n gives a function test is one its scanner rejects. docs/design.md, "Rotation".
 import type {
 	ICredentialsDecrypted,
 	ICredentialTestFunctions,

@@ -1,25 +1,8 @@
-/**
- * Client-side pacing (spec §Limits: N requests per minute per API key, 429 beyond it).
- *
- * One bucket per API user (base URL + tenancy + username), shared by every execution in this
- * process (module state). The bucket mirrors the server's sliding 60-second window: a request may
- * start when fewer than `limit` requests started in the last 60 s, so a small batch goes out at
- * once and a large one proceeds at exactly the allowed rate instead of failing on 429 or crawling
- * at a fixed interval.
- *
- * Kept in line with the server by its answers, never by probe requests:
- * - `X-Ratelimit-Limit` replaces the default limit (60). Until the first answer for a bucket is
- *   known only one request is let through, so a lowered server limit is learnt before a burst.
- * - `X-RateLimit-Remaining` reveals requests made by others with the same API user (other n8n
- *   processes or tools); they are counted against the window.
- * - A 429 blocks the whole bucket until `Retry-After` (or until the oldest request leaves the
- *   window) and the request is retried by the transport.
- *
- * Time comes from a `Clock` (the process clock unless a test passes another), so minutes of
- * pacing can be tested without waiting.
- */
+// Client-side pacing (spec §Limits: N requests per minute per API key, 429 beyond it): one
+// sliding 60-second window per API user, shared by every execution in the process, kept in line
+// with the server by its answers, never by probes. docs/design.md, "Pacing".
 import { clock, type Clock } from './clock';
-import { headerValue } from './errors';
+import { headerValue } from './failureFacts';
 
 export const WINDOW_MS = 60_000;
 export const DEFAULT_LIMIT_PER_MINUTE = 60;

@@ -1,22 +1,6 @@
-/**
- * What to do when the credential's exchange reports that the refresh token it was handed is
- * dead: refused by the platform (401) or already spent by this process.
- *
- * A refusal alone does not tell "really dead" from "another execution rotated it first": the
- * winner of a rotation race (in this process or in another n8n process) is usually still storing
- * the new pair, and on a loaded machine or a remote database that store can take seconds. n8n
- * hands `preAuthentication` the credential it loaded before the request, so only a fresh read of
- * the stored credential shows whether it has moved on. Hence the rule:
- *
- * - the stored credential now holds a different refresh token (or other connection fields) than
- *   the dead one: it moved on; repeat the request at once (n8n loads the new pair);
- * - it still holds the dead token: read it again after a growing pause (0.25 s, 0.5 s, 1 s ... 5 s);
- * - it has held the dead token for `REFUSAL_SETTLE_MS` since the refusal: the token is really dead
- *   (revoked, spent elsewhere without a store, or issued for another user or tenancy); fail with
- *   the error that asks for a new refresh token. Nothing stored is changed on any path.
- *
- * `decideAfterRefusal` is the pure decision; `settleRefusal` runs it against the store.
- */
+// A refused or spent refresh token is final only once the stored credential has kept it for the
+// settle time; until then another execution may still be storing the new pair. The pure decision
+// is `decideAfterRefusal`; `settleRefusal` runs it against the store. docs/design.md, "Rotation".
 import type { Clock } from './clock';
 
 /** How long the stored credential must keep holding a dead token before the failure is final. */

@@ -1,16 +1,8 @@
-/**
- * What to do after a failed request, decided from the facts alone (no I/O, no clock), so that
- * every branch can be tested without a server:
- * - 429: always repeated; the rate limiter waits out the window the answer announced;
- * - network errors and 5xx: repeated for reads only, because a write may have been processed;
- *   a write is repeated only when it certainly never reached the server (connection refused);
- * - a dead refresh token (spent here or refused): the stored credential is read again until it
- *   moves on or has held the dead token long enough (./refusal.ts);
- * - an exchange that could not run (network, 5xx): repeated after a pause.
- */
+// What to do after a failed request, decided from the facts alone (no I/O, no clock) so every
+// branch is tested without a server. The rules: docs/design.md, "What is repeated".
 import type { IHttpRequestMethods } from 'n8n-workflow';
 
-import type { FailureFacts } from './errors';
+import type { FailureFacts } from './failureFacts';
 
 /** Retries of network errors and 5xx (GET only). */
 export const MAX_TRANSIENT_RETRIES = 4;

@@ -1,52 +1,29 @@
-/**
- * The refresh-token exchange (spec operation 1) as run from the credential's `preAuthentication`.
- *
- * The refresh token is single-use: every successful exchange rotates the API key AND the refresh
- * token, and the previous pair dies at once. n8n has no lock on this path (not in a process, not
- * across processes), reloads the credential from the database on every
- * `httpRequestWithAuthentication` call, and persists whatever `preAuthentication` returns. So:
- *
- * 1. Single flight. Callers in this process presenting the same refresh token while its exchange
- *    is in flight share that one exchange and all return its pair (each caller's n8n then stores
- *    the same values).
- * 2. Never hand out a remembered pair. Once an exchange has finished, its token is "spent" here:
- *    it is never sent again, and a late caller presenting it is NOT answered with the pair it
- *    produced, because by now another process may have rotated that pair too, and n8n would store
- *    the older pair over the newer one (killing the credential). The late caller gets a `stale`
- *    failure instead (n8n stores nothing), and the transport retries after a short wait with the
- *    reloaded credential, which by then holds the new pair.
- * 3. A 401 from the exchange invalidates nothing on the server, and it is final for that token
- *    (with that username and tenancy): the token was superseded, revoked, or does not match. So a
- *    refused token is not sent again for a minute. Both a spent and a refused token are reported
- *    with the token's fingerprint and since when it is known dead; whether the failure is final
- *    is decided by the transport from the STORED credential (./refusal.ts): a refusal right after
- *    another process rotated is normal until that process has stored its new pair. Nothing is
- *    persisted either way.
- *
- * Tokens are only ever held as SHA-256 hashes in the maps below, never logged or put in errors.
- */
+// The refresh-token exchange (spec operation 1), run from the credential's `preAuthentication`:
+// single flight per token in this process, a spent or refused token is never sent again nor
+// answered with a remembered pair. Why, and what n8n does around it: docs/design.md, "Rotation".
+// Tokens are only held as SHA-256 hashes here, never logged or put in errors.
 import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } from 'n8n-workflow';
 
 import { clock } from './clock';
 import {
-	apiUserLabel,
 	connectionSettings,
 	missingCredentialFields,
 	refreshTokenOf,
 	rootUrl,
 	type ConnectionSettings,
 } from './config';
-import {
-	AUTH_FAILURE,
-	authFailure,
-	DEAD_SINCE,
-	DEAD_TOKEN,
-	headerValue,
-	inspectFailure,
-	type AuthFailureError,
-} from './errors';
+import { authFailure, authFailureOf, headerValue, inspectFailure } from './failureFacts';
 import { withUserAgent } from './userAgent';
+import {
+	exchangeAnswered,
+	exchangeUnreachable,
+	exchangeWithoutPair,
+	incompleteCredential,
+	refreshTokenRejected,
+	staleCredential,
+	type Words,
+} from './wording';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
 export interface RotatedPair extends IDataObject {
@@ -100,20 +77,6 @@ function markSpent(hash: string) {
 	}
 }
 
-export function rejectedMessage(settings: ConnectionSettings): string {
-	return (
-		`The refresh token for ${apiUserLabel(settings)} was rejected by the learning platform (401). ` +
-		'Paste a new refresh token in the credential.'
-	);
-}
-
-export const REJECTED_DESCRIPTION =
-	'The refresh token is single-use: each exchange replaces it. It is refused when it was already ' +
-	'used (for example by another n8n instance or another tool sharing this API user), revoked, or ' +
-	'issued for a different API username or tenancy. Nothing stored in the credential was changed. ' +
-	'Ask the platform operator for a new refresh token if you no longer have a valid one, and give ' +
-	'each integration its own API user.';
-
 /**
  * Exchanges the credential's refresh token for a new pair, with single flight and the
  * spent-token rule described above. `helpers` is the `this.helpers` n8n gives `preAuthentication`.
@@ -125,12 +88,7 @@ export async function exchangeRefreshToken(
 	const settings = connectionSettings(credentials);
 	const refreshToken = refreshTokenOf(credentials);
 	const missing = missingCredentialFields(credentials);
-	if (missing.length) {
-		throw authFailure(
-			'invalid',
-			`The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
-		);
-	}
+	if (missing.length) throw authFailure({ kind: 'invalid', ...incompleteCredential(missing) });
 
 	const hash = tokenHash(settings, refreshToken);
 	const pending = inFlight.get(hash);
@@ -144,12 +102,7 @@ export async function exchangeRefreshToken(
 
 	const spentAt = spent.get(hash);
 	if (spentAt !== undefined) {
-		throw authFailure(
-			'stale',
-			`The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
-			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
-			{ token: hash, since: spentAt },
-		);
+		throw deadTokenFailure('stale', staleCredential(settings), hash, spentAt);
 	}
 
 	const exchange = runExchange(helpers, settings, refreshToken, hash).finally(() =>
@@ -164,19 +117,19 @@ async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
 	try {
 		return { ...(await exchange) };
 	} catch (error) {
-		const e = error as AuthFailureError;
-		const token = e[DEAD_TOKEN];
-		const since = e[DEAD_SINCE];
-		const dead = token !== undefined && since !== undefined ? { token, since } : undefined;
-		throw authFailure(e[AUTH_FAILURE] ?? 'unavailable', e.message, e.description, dead);
+		throw authFailure(
+			authFailureOf(error) ?? { kind: 'unavailable', message: (error as Error).message },
+		);
 	}
 }
 
 function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) {
-	return authFailure('refused', rejectedMessage(settings), REJECTED_DESCRIPTION, {
-		token: hash,
-		since: refusedAt,
-	});
+	return deadTokenFailure('refused', refreshTokenRejected(settings), hash, refusedAt);
+}
+
+function deadTokenFailure(kind: 'stale' | 'refused', words: Words, token: string, since: number) {
+	const { message, description } = words;
+	return authFailure({ kind, message, description, dead: { token, since } });
 }
 
 async function runExchange(
@@ -233,11 +186,7 @@ async function runExchange(
 	const apiKey = typeof grant.api_key === 'string' ? grant.api_key : '';
 	const newRefreshToken = typeof grant.refresh_token === 'string' ? grant.refresh_token : '';
 	if (!apiKey || !newRefreshToken) {
-		throw authFailure(
-			'invalid',
-			`The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
-			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
-		);
+		throw authFailure({ kind: 'invalid', ...exchangeWithoutPair(settings) });
 	}
 	const lifetime = Number(grant.expires_in);
 	const seconds = Number.isFinite(lifetime) && lifetime > 0 ? lifetime : DEFAULT_LIFETIME_S;
@@ -255,28 +204,13 @@ function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: str
 		refused.set(hash, refusedAt);
 		return refusal(settings, hash, refusedAt);
 	}
-	if (facts.status === 403 || facts.status === 404 || facts.status === 400) {
-		return authFailure(
-			'invalid',
-			`The API-key refresh for ${apiUserLabel(settings)} was answered ${facts.status}`,
-			facts.status === 404
-				? "Check the credential's Base URL and Tenancy ID."
-				: "Check the credential's Base URL, Tenancy ID and API Username.",
-		);
-	}
 	if (facts.status !== undefined) {
 		const retryAfter = headerValue(facts.headers, 'retry-after');
-		return authFailure(
-			'unavailable',
-			`The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${facts.status})`,
-			retryAfter ? `The server asked to retry after ${retryAfter} s.` : 'Try again later.',
-		);
+		const { message, description } = exchangeAnswered(settings, facts.status, retryAfter);
+		const final = facts.status === 400 || facts.status === 403 || facts.status === 404;
+		return authFailure({ kind: final ? 'invalid' : 'unavailable', message, description });
 	}
-	return authFailure(
-		'unavailable',
-		`Could not reach the learning platform at ${settings.baseUrl} to refresh the API key${facts.code ? ` (${facts.code})` : ''}`,
-		"Check the credential's Base URL and that the server is reachable from n8n.",
-	);
+	return authFailure({ kind: 'unavailable', ...exchangeUnreachable(settings, facts.code) });
 }
 
 /** For tests: forget all in-process exchange state. */

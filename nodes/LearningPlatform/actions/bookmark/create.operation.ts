@@ -1,11 +1,10 @@
-import type { IDataObject, IExecuteFunctions, INodeProperties, JsonObject } from 'n8n-workflow';
-import { NodeApiError, updateDisplayOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { requiredId, requiredText } from '../../helpers/parameters';
-import { apiRequest } from '../../transport';
-import { contentTypeOptions } from '../common.descriptions';
+import { apiFailure, apiRequest, words } from '../../transport';
+import { contentTypeOptions } from '../../../shared/descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	{
 		displayName: 'Username',
 		name: 'username',
@@ -36,9 +35,15 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = { show: { resource: ['bookmark'], operation: ['create'] } };
+export const option = {
+	name: 'Create',
+	description: 'Bookmark a content item for a learner (one bookmark per input item)',
+	action: 'Create a bookmark',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Bookmarks one piece of content for one learner. Needs the learner's Username (login name, e.g. learner023), the numeric Content ID, and its Content Type (course, live learning, resource or video). Returns the bookmark created (id, bookmarkable_id, created_at) with the username and content. Fails with a message naming what was not found when the learner or the content does not exist.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	// an expression resolving to null must read as missing, not as the text "null"
@@ -53,10 +58,8 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			"Check the username (the learner's login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform's own words, in brackets, say which of the two it did not find.",
 	})) as IDataObject;
 	if (response?.success === false) {
-		throw new NodeApiError(this.getNode(), response as JsonObject, {
-			message: `The bookmark for "${username}" on content ${contentId} was not created`,
-			itemIndex,
-		});
+		const notCreated = words.bookmarkNotCreated(username, contentId);
+		throw apiFailure(this.getNode(), notCreated, { itemIndex, body: response });
 	}
 	// `{success, bookmark}`: the bookmark itself is what a workflow continues with, plus what the
 	// user gave (the bookmark only has the learner's numeric `userid`)

@@ -1,40 +1,63 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { toFeedTimestamp } from '../../helpers/dates';
 import type { FeedFilters } from '../../helpers/feed';
-import { FEED_FLAGS, walkFeed } from '../../helpers/feed';
+import { COMPLETION_SIMPLIFIED_FIELDS, FEED_FLAGS, walkFeed } from '../../helpers/feed';
 import { hintOnce } from '../../helpers/hints';
 import { enabledFlags, optionalId, readLimit } from '../../helpers/parameters';
 import { simplifyDefault, simplifyRecords } from '../../helpers/simplify';
+import { moreNote, runsAsTool } from '../../helpers/toolOutput';
 import {
-	feedContentIdFilter,
-	feedContentTypeFilter,
-	feedCursor,
-	feedFlagOptions,
-	feedUpdatedSince,
-	filtersCollection,
-	optionsCollection,
-	outputSyncStateOption,
-	returnAllAndLimit,
+	FEED_DOCS_LINK,
+	feedFilters,
+	feedOptions,
 	simplifyProperties,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { returnAllAndLimit } from '../common.descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	...returnAllAndLimit,
-	...simplifyProperties('completion'),
-	feedUpdatedSince,
-	feedCursor,
-	filtersCollection(
-		[feedContentIdFilter, feedContentTypeFilter],
+	...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
+	{
+		displayName: 'Updated Since',
+		name: 'updatedSince',
+		type: 'dateTime',
+		default: '',
+		description: `Only records that changed at or after this moment. Pick a date, or use an expression such as {{ $now.minus({ days: 1 }) }} for the last day. Leave empty to read every record (or to continue from Start From Cursor). ${FEED_DOCS_LINK}`,
+	},
+	{
+		displayName: 'Start From Cursor',
+		name: 'cursor',
+		type: 'string',
+		default: '',
+		placeholder: 'e.g. {{ $json.syncState.next_cursor }}',
+		description: `To get only what is new or changed since an earlier run, give the bookmark that run saved (its Sync State item, turned on under Options). Leave empty on the first run. If the platform no longer accepts the bookmark, the node starts again from Updated Since and warns you. ${FEED_DOCS_LINK}`,
+	},
+	feedFilters(
+		[],
 		'Sent unchanged on every page: the cursor does not remember them, so keep them the same between runs',
 	),
-	optionsCollection([...feedFlagOptions, outputSyncStateOption]),
+	feedOptions([
+		{
+			displayName: 'Output Sync State',
+			name: 'outputSyncState',
+			type: 'boolean',
+			default: false,
+			description: `Whether to add one extra item after the records that says where this run stopped (a bookmark, and the newest change time seen). Save it, for example in a sheet, and give the bookmark to Start From Cursor next time to get only new and changed records. ${FEED_DOCS_LINK}`,
+		},
+	]),
 ];
 
-const displayOptions = { show: { resource: ['completion'], operation: ['getMany'] } };
+export const option = {
+	name: 'Get Many',
+	description:
+		'Read completion records from the change feed, oldest change first; each completionid is output once, in its latest version',
+	action: 'Get many completions',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. Narrow it with Content ID or Content Type, and Updated Since for recent changes. At most Limit records; a last item notes when more exist.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = readLimit.call(this, itemIndex);
@@ -91,7 +114,18 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	// node simple to wire and works unchanged when an AI agent calls it as a tool; the item
 	// has a single `syncState` key so it is easy to tell apart (or read with `.last()`).
 	// Simplify applies to the records only; the sync state item below is never cut down.
-	const records = simplify ? simplifyRecords(result.records, 'completion') : result.records;
+	const records = simplify
+		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
+		: [...result.records];
+	if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
+		records.push(
+			moreNote(
+				records.length,
+				undefined,
+				'Narrow the read with Content ID, Content Type or Updated Since, or raise the Limit.',
+			),
+		);
+	}
 	if (options.outputSyncState === true) {
 		return [
 			...records,

@@ -1,21 +1,36 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { optionalId } from '../../helpers/parameters';
-import { runReportForItem } from '../../helpers/reports';
+import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentTypeFilter,
 	filtersCollection,
 	idFilter,
-	reportOptions,
 	showSuspendedOption,
 	simplifyProperties,
 	userFieldsOption,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { toolLimitProperty } from '../../helpers/toolOutput';
+import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [userFieldsOption, showSuspendedOption];
 
-const properties: INodeProperties[] = [
+export const report: Report = {
+	type: 'activitycompletions',
+	label: 'Activity Completions',
+	simplifiedFields: [
+		'username',
+		'contentid',
+		'contentname',
+		'activityid',
+		'activityname',
+		'activitycompletionstatus',
+		'activitytimecompleted',
+	],
+};
+
+export const description: INodeProperties[] = [
 	{
 		displayName: 'User ID or Content ID is required (at least one of the two)',
 		name: 'requiredFilterNotice',
@@ -50,13 +65,21 @@ const properties: INodeProperties[] = [
 			default: 'Course',
 		}),
 	]),
+	toolLimitProperty,
 	reportOptions(...flagOptions),
-	...simplifyProperties('activitycompletions'),
+	...simplifyProperties(report.simplifiedFields),
 ];
 
-const displayOptions = { show: { resource: ['report'], operation: ['getActivityCompletions'] } };
+export const option = {
+	name: 'Get Activity Completions',
+	description:
+		'Run the activity completions report for a learner and/or a content item; outputs one item per completed activity',
+	action: 'Get activity completions',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Runs the learning platform's activity completions report for one learner (User ID) and/or one course (Content ID) and waits for it (usually seconds). Needs a numeric User ID or Content ID: find a course's Content ID with the content report. Returns one record per completed activity: username, contentid, contentname, activityid, activityname, activitycompletionstatus, activitytimecompleted. At most Limit records; a last item notes how many more there were.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const userId = optionalId.call(this, 'userId', 'User ID', itemIndex);
@@ -73,7 +96,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	return await runReportForItem.call(
 		this,
 		itemIndex,
-		'activitycompletions',
+		report,
 		flagOptions.map((flag) => flag.name),
 		{
 			userId,

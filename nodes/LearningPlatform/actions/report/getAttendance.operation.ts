@@ -1,17 +1,17 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { optionalId } from '../../helpers/parameters';
-import { runReportForItem } from '../../helpers/reports';
+import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentFieldsOption,
 	contentIdFilter,
 	filtersCollection,
-	reportOptions,
 	showSuspendedOption,
 	simplifyProperties,
 	userFieldsOption,
-} from '../common.descriptions';
+} from '../../../shared/descriptions';
+import { toolLimitProperty } from '../../helpers/toolOutput';
+import { reportOptions } from './report.descriptions';
 
 const flagOptions: INodeProperties[] = [
 	contentFieldsOption,
@@ -26,23 +26,44 @@ const flagOptions: INodeProperties[] = [
 	showSuspendedOption,
 ];
 
-const properties: INodeProperties[] = [
+export const report: Report = {
+	type: 'attendance',
+	label: 'Attendance',
+	simplifiedFields: [
+		'username',
+		'contentid',
+		'contentname',
+		'sessionid',
+		'eventname',
+		'sessionstarttime',
+		'attendancestatus',
+	],
+};
+
+export const description: INodeProperties[] = [
 	filtersCollection([
 		contentIdFilter('Only attendance of this Live Learning content (numeric ID)'),
 	]),
+	toolLimitProperty,
 	reportOptions(...flagOptions),
-	...simplifyProperties('attendance'),
+	...simplifyProperties(report.simplifiedFields),
 ];
 
-const displayOptions = { show: { resource: ['report'], operation: ['getAttendance'] } };
+export const option = {
+	name: 'Get Attendance',
+	description: 'Run the Live Learning attendance report; outputs one item per learner and session',
+	action: 'Get attendance',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Runs the Live Learning attendance report, optionally for one Live Learning course (Content ID), and waits for it. Returns one record per learner and session: username, contentid, contentname, sessionid, eventname, sessionstarttime, attendancestatus (Attended, Did Not Attend). At most Limit records; a last item notes how many more there were.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	return await runReportForItem.call(
 		this,
 		itemIndex,
-		'attendance',
+		report,
 		flagOptions.map((flag) => flag.name),
 		{ contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex) },
 	);

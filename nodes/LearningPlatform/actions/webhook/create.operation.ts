@@ -1,12 +1,12 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { requiredText } from '../../helpers/parameters';
 import { hintIfSecretsShown, subscriptionBody } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { eventPicker, subscriptionOptionFields } from '../common.descriptions';
+import { eventPicker } from '../../../shared/descriptions';
+import { subscriptionOptionFields } from './webhook.descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	eventPicker({
 		description:
 			'Event name to subscribe to, or a wildcard (* for all events, Events\\Courses\\* for one category).',
@@ -31,9 +31,16 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['create'] } };
+export const option = {
+	name: 'Create',
+	description:
+		'Subscribe an HTTPS URL to an event or wildcard; the output shows the secrets as set',
+	action: 'Create a webhook subscription',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Subscribes an https URL to a learning-platform event (or a wildcard such as Events\\Courses\\*). Returns the new subscription with its id.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const event = requiredText.call(this, 'event', 'Event', itemIndex);

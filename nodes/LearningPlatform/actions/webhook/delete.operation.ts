@@ -1,18 +1,23 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
 import { webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { webhookIdLocator } from '../common.descriptions';
+import { webhookIdLocator } from './webhook.descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	webhookIdLocator('The webhook subscription to delete; it stops receiving deliveries at once'),
 ];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['delete'] } };
+export const option = {
+	name: 'Delete',
+	description: 'Delete a webhook subscription so it receives nothing more',
+	action: 'Delete a webhook subscription',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Deletes one webhook subscription by its numeric Webhook ID; it receives nothing more.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {

@@ -1,16 +1,21 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
 import { maskSubscription, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { webhookIdLocator } from '../common.descriptions';
+import { webhookIdLocator } from './webhook.descriptions';
 
-const properties: INodeProperties[] = [webhookIdLocator('The webhook subscription to get')];
+export const description: INodeProperties[] = [webhookIdLocator('The webhook subscription to get')];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['get'] } };
+export const option = {
+	name: 'Get',
+	description: 'Get one webhook subscription (secrets masked)',
+	action: 'Get a webhook subscription',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Gets one webhook subscription of the learning platform by its numeric Webhook ID (secrets masked).';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {

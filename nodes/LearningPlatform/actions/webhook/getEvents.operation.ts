@@ -1,14 +1,19 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { describeEvent } from '../../helpers/events';
 import { apiRequest } from '../../transport';
 
-const properties: INodeProperties[] = [];
+export const description: INodeProperties[] = [];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['getEvents'] } };
+export const option = {
+	name: 'Get Events',
+	description: 'List the event names and wildcards a subscription can use',
+	action: 'Get webhook events',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Lists the event names (and wildcards) a webhook subscription of the learning platform can use.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const response = (await apiRequest.call(this, 'GET', 'webhook', '/events', { itemIndex })) as {

@@ -1,19 +1,24 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { readLimit } from '../../helpers/parameters';
 import { maskSubscription } from '../../helpers/webhooks';
-import { apiRequestAllPages } from '../../transport';
+import { listAll } from '../../transport';
 import { returnAllAndLimit } from '../common.descriptions';
 
-const properties: INodeProperties[] = [...returnAllAndLimit];
+export const description: INodeProperties[] = [...returnAllAndLimit];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['getMany'] } };
+export const option = {
+	name: 'Get Many',
+	description: 'List the webhook subscriptions of this API user (secrets masked)',
+	action: 'Get many webhook subscriptions',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	"Lists the learning platform's webhook subscriptions of this API user (id, event, url, is_enabled; secrets masked). At most Limit subscriptions.";
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = readLimit.call(this, itemIndex);
-	const subscriptions = await apiRequestAllPages.call(this, '', { limit, itemIndex });
+	const subscriptions = await listAll.call(this, '', { limit, itemIndex });
 	return subscriptions.map(maskSubscription);
 }

@@ -1,19 +1,24 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
 import { logNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { logIdLocator, webhookIdLocator } from '../common.descriptions';
+import { logIdLocator, webhookIdLocator } from './webhook.descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	webhookIdLocator('The webhook subscription the failed delivery belongs to'),
 	logIdLocator('The delivery log entry to send again (usually a failed one)'),
 ];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['redispatch'] } };
+export const option = {
+	name: 'Redispatch',
+	description: 'Queue a logged delivery (usually a failed one) to be sent again',
+	action: 'Redispatch a webhook delivery',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Has the platform send one logged delivery (by Webhook ID and Log ID) again, usually a failed one.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {

@@ -1,12 +1,11 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
 
 import { requiredText } from '../../helpers/parameters';
 import { assertConcreteEvent, assertHttpsUrl } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { eventPicker } from '../common.descriptions';
+import { eventPicker } from '../../../shared/descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	eventPicker({
 		description: 'A single event name (not a wildcard) whose sample payload to get or send.',
 		required: true,
@@ -22,9 +21,16 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['sendSample'] } };
+export const option = {
+	name: 'Send Sample',
+	description:
+		'Get a sample payload of an event, or deliver it to a given HTTPS URL (never to stored subscriptions)',
+	action: 'Send a sample webhook event',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Gets a sample payload of a learning-platform event (a fully named event, no wildcard), or delivers it to a given https URL; never to stored subscriptions.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const event = requiredText.call(this, 'event', 'Event', itemIndex);

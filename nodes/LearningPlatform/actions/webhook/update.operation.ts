@@ -1,12 +1,13 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
-import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
+import { NodeOperationError } from 'n8n-workflow';
 
 import { requiredId } from '../../helpers/parameters';
 import { hintIfSecretsShown, subscriptionBody, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../transport';
-import { eventPicker, subscriptionOptionFields, webhookIdLocator } from '../common.descriptions';
+import { eventPicker } from '../../../shared/descriptions';
+import { subscriptionOptionFields, webhookIdLocator } from './webhook.descriptions';
 
-const properties: INodeProperties[] = [
+export const description: INodeProperties[] = [
 	webhookIdLocator('The webhook subscription to change'),
 	{
 		displayName: 'Update Fields',
@@ -30,9 +31,15 @@ const properties: INodeProperties[] = [
 	},
 ];
 
-const displayOptions = { show: { resource: ['webhook'], operation: ['update'] } };
+export const option = {
+	name: 'Update',
+	description: 'Change only the given fields of a webhook subscription',
+	action: 'Update a webhook subscription',
+};
 
-export const description = updateDisplayOptions(displayOptions, properties);
+/** What an AI model reads about this operation when the node is its tool. */
+export const toolDescription =
+	'Changes the given fields of one webhook subscription (by its numeric Webhook ID): event, url, enabled, secrets.';
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject> {
 	const webhookId = requiredId.call(this, 'webhookId', 'Webhook', itemIndex, {

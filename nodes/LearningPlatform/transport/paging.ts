@@ -1,0 +1,95 @@
+// The one pager of the webhook API's paginated lists (subscriptions, delivery logs): `page` and
+// `perPage` (100, the most the API allows) in, `data` and `meta` out. One stop rule for every caller.
+import type { IDataObject } from 'n8n-workflow';
+
+import type { LearningPlatformContext } from './context';
+import { apiRequest, type ApiRequestOptions } from './request';
+
+export const LIST_PAGE_SIZE = 100;
+
+export interface ListPage {
+	items: IDataObject[];
+	/** the page after this one, or undefined when this is the last */
+	nextPage: number | undefined;
+}
+
+interface ListEnvelope {
+	data?: unknown;
+	meta?: IDataObject;
+}
+
+/**
+ * Where a list continues: `meta.last_page` when given, else `meta.next`, else a full page is taken
+ * to mean more may follow. An empty page always ends the list.
+ */
+export function nextPageOf(
+	envelope: ListEnvelope,
+	page: number,
+	received: number,
+): number | undefined {
+	if (received === 0) return undefined;
+	const meta = envelope.meta ?? {};
+	const lastPage = Number(meta.last_page);
+	const currentPage = Number(meta.current_page ?? page);
+	if (Number.isFinite(lastPage)) return currentPage < lastPage ? currentPage + 1 : undefined;
+	if (meta.next !== null && meta.next !== undefined) return page + 1;
+	return received < LIST_PAGE_SIZE ? undefined : page + 1;
+}
+
+type ListOptions = Pick<
+	ApiRequestOptions,
+	'qs' | 'itemIndex' | 'notFoundMessage' | 'notFoundDescription'
+>;
+
+/** One page of a list under the webhook root (`path` '' for subscriptions, `/<id>/logs` for logs). */
+export async function listPage(
+	this: LearningPlatformContext,
+	path: string,
+	page: number,
+	options: ListOptions = {},
+): Promise<ListPage> {
+	const envelope = (await apiRequest.call(this, 'GET', 'webhook', path, {
+		...options,
+		qs: { ...(options.qs ?? {}), page, perPage: LIST_PAGE_SIZE },
+	})) as ListEnvelope;
+	const items = (Array.isArray(envelope?.data) ? envelope.data : []) as IDataObject[];
+	return { items, nextPage: nextPageOf(envelope ?? {}, page, items.length) };
+}
+
+/**
+ * Reads pages until `stop` says so (given each page's items) or the list ends. No hidden page cap:
+ * the list's own end is the only limit besides the caller's.
+ */
+export async function readList(
+	this: LearningPlatformContext,
+	path: string,
+	stop: (items: IDataObject[]) => boolean,
+	options: ListOptions = {},
+): Promise<void> {
+	for (let page: number | undefined = 1; page !== undefined; ) {
+		const result: ListPage = await listPage.call(this, path, page, options);
+		if (stop(result.items)) return;
+		page = result.nextPage;
+	}
+}
+
+/** All items of a list, or the first `limit` of them. */
+export async function listAll(
+	this: LearningPlatformContext,
+	path: string,
+	options: ListOptions & { limit?: number } = {},
+): Promise<IDataObject[]> {
+	const items: IDataObject[] = [];
+	const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Infinity;
+	await readList.call(
+		this,
+		path,
+		(page: IDataObject[]) => {
+			// one by one: a long list spread into push() overflows the call stack
+			for (const item of page) if (items.length < limit) items.push(item);
+			return items.length >= limit;
+		},
+		options,
+	);
+	return items;
+}

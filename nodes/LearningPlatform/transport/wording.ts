@@ -1,0 +1,451 @@
+// The one place that words what the user sees when something fails: HTTP answers, the API's
+// `status: "Failed"` bodies, the subscription cap, refused refresh tokens, reports that are not
+// ready. Callers pass facts and their own words (what a 404 means, what the call was doing);
+// every error leaves through `apiFailure`/`operationFailure`, scrubbed of secrets.
+import type { IDataObject, IHttpRequestMethods, INode, JsonObject } from 'n8n-workflow';
+import { NodeApiError, NodeOperationError } from 'n8n-workflow';
+
+import { apiUserLabel, type ApiRoot, type ConnectionSettings } from './config';
+import type { FailureFacts } from './failureFacts';
+import { isIdempotent, isRepeatable, TRANSIENT_NETWORK_MESSAGE } from './retryPolicy';
+import { scrubObject, scrubSecrets } from './secrets';
+
+/** A failure in the user's words. */
+export interface Words {
+	message: string;
+	description?: string;
+	/** the HTTP status shown with the error, when there was one */
+	httpCode?: string;
+	/** for a webhook 422: which of the documented cases it was */
+	rejection?: Rejection;
+}
+
+// ---- Reading the API's answers ------------------------------------------------------------------
+
+/**
+ * An HTTP-200 `status: "Failed"` body's `errors`, e.g.
+ * `updatedSince: The updated since must be in the format Y-m-d\TH:i:s\Z.; limit: ...`; the
+ * reports' generic `exception` key is shown as the bare message.
+ */
+export function failedStatusMessage(errors: IDataObject | undefined): string {
+	if (!errors || typeof errors !== 'object') return 'The API reported a failure without details';
+	const parts: string[] = [];
+	for (const [field, value] of Object.entries(errors)) {
+		let messages: string[];
+		if (Array.isArray(value))
+			messages = value.map((m) => (typeof m === 'string' ? m : JSON.stringify(m)));
+		else if (value && typeof value === 'object') messages = [JSON.stringify(value)];
+		else messages = [String(value)];
+		const text = messages.join(' ').trim();
+		parts.push(field === 'exception' ? text : `${field}: ${text}`);
+	}
+	return parts.length ? parts.join('; ') : 'The API reported a failure without details';
+}
+
+/** The server's own message from an error body (JSON `message`/`error`, or a short text body). */
+export function serverMessage(body: unknown): string | undefined {
+	if (typeof body === 'string') {
+		const text = body.trim();
+		if (!text) return undefined;
+		try {
+			return serverMessage(JSON.parse(text));
+		} catch {
+			return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+		}
+	}
+	if (body && typeof body === 'object') {
+		const b = body as IDataObject;
+		if (typeof b.message === 'string' && b.message) return b.message;
+		if (typeof b.error === 'string' && b.error) return b.error;
+		const inner = b.error as IDataObject | undefined;
+		if (inner && typeof inner === 'object' && typeof inner.message === 'string') {
+			return inner.message;
+		}
+	}
+	return undefined;
+}
+
+/** Validation details of a Laravel-style 422 body (`errors: {field: [messages]}`), if any. */
+export function validationDetails(body: unknown): string | undefined {
+	if (!body || typeof body !== 'object') return undefined;
+	const errors = (body as IDataObject).errors;
+	if (!errors || typeof errors !== 'object' || Array.isArray(errors)) return undefined;
+	return failedStatusMessage(errors as IDataObject);
+}
+
+/** The webhook API's 422s that need their own advice, told apart by the server's words. */
+export type Rejection = 'capReached' | 'duplicate' | 'wildcard';
+
+export function classifyRejection(text: string): Rejection | undefined {
+	const lower = text.toLowerCase();
+	if (/maximum|limit|\b100\b/.test(lower)) return 'capReached';
+	if (lower.includes('already exists')) return 'duplicate';
+	if (lower.includes('wildcard')) return 'wildcard';
+	return undefined;
+}
+
+export const REJECTION_ADVICE: Record<Rejection, string> = {
+	capReached:
+		'This API user already has 100 webhook subscriptions, the most allowed. Delete unused ones (Operation "Delete") and try again.',
+	duplicate:
+		'A subscription for this event and URL already exists. Update that one instead (Operation "Update"), or use another URL.',
+	wildcard: 'Pick a single event, not a wildcard.',
+};
+
+// ---- A failed request -----------------------------------------------------------------------------
+
+/** What the caller of a request says about it, for its failure's wording. */
+export interface CallWords {
+	/** what a 404 means for this call, e.g. `No learner "jane" or no course with ID 87` */
+	notFoundMessage?: string;
+	/** what to check after such a 404 */
+	notFoundDescription?: string;
+	/** what the call does, e.g. `create the webhook subscription`: a 422 reads "Could not ..." */
+	action?: string;
+}
+
+/** The call itself: to whom, what, and how often it was repeated. */
+export interface CallFacts {
+	settings: ConnectionSettings;
+	method: IHttpRequestMethods;
+	root: ApiRoot;
+	path: string;
+	retries: number;
+	rateLimitRetries: number;
+}
+
+const API_NAME: Record<ApiRoot, string> = {
+	report: 'report API',
+	bookmark: 'bookmark API',
+	webhook: 'webhook API',
+};
+
+/** Words for a request that got an HTTP error, no answer, or an unusable one. */
+export function requestFailure(facts: FailureFacts, call: CallFacts, words: CallWords): Words {
+	const { status } = facts;
+	const httpCode = status !== undefined ? String(status) : undefined;
+	const server = serverMessage(facts.body);
+	const who = apiUserLabel(call.settings);
+	const target = `${call.method} ${API_NAME[call.root]}${call.path ? ` ${call.path}` : ''}`;
+	const withServer = server ? `: ${server}` : '';
+
+	switch (true) {
+		case status === 400:
+			return {
+				message: `The learning platform rejected the request as invalid (400)${withServer}`,
+				description: 'Check the parameters of this operation.',
+				httpCode,
+			};
+		case status === 401:
+			return {
+				message: `The learning platform did not accept the API key for ${who} (401), even after refreshing it`,
+				description:
+					'If this keeps happening, the API user may have lost access to the tenancy: check it with the platform operator, or paste a new refresh token in the credential.',
+				httpCode,
+			};
+		case status === 403:
+			return {
+				message: `The learning platform refused the request (403 Forbidden) for ${who}`,
+				description:
+					'Check that this API user is allowed to use this operation. The API also answers 403 when a request has no User-Agent header: check that no proxy between n8n and the platform removes it.',
+				httpCode,
+			};
+		case status === 404 && words.notFoundMessage !== undefined:
+			return {
+				message: `${words.notFoundMessage} (404${withServer})`,
+				description:
+					words.notFoundDescription ??
+					"Check the values you passed, and the credential's Base URL and Tenancy ID.",
+				httpCode,
+			};
+		case status === 404:
+			return {
+				message: `Not found (404): ${target} does not exist on tenancy '${call.settings.tenancyId}'`,
+				description:
+					"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.",
+				httpCode,
+			};
+		case status === 422:
+			return unprocessable(facts.body, server, call.root, words, httpCode);
+		case status === 429:
+			return {
+				message: `The learning platform kept answering 429 Too Many Requests for ${who}, even after waiting ${call.rateLimitRetries} times`,
+				description:
+					'Another integration is probably using the same API user heavily. Give each integration its own API user, or run this workflow later.',
+				httpCode,
+			};
+		case status !== undefined && status >= 500: {
+			const retried = isIdempotent(call.method)
+				? `It was retried ${call.retries} times. Try again later.`
+				: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
+			return {
+				message: `The learning platform failed to process the request (HTTP ${status})`,
+				description: server ? `${server}. ${retried}` : retried,
+				httpCode,
+			};
+		}
+		case status !== undefined:
+			return { message: `The learning platform answered HTTP ${status}${withServer}`, httpCode };
+		case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message):
+			return unreachable(facts, call);
+		default:
+			// not an HTTP or network failure (e.g. n8n refused the request before sending it)
+			return {
+				message: `The request to the learning platform failed: ${facts.message || 'unknown error'}`,
+			};
+	}
+}
+
+function unprocessable(
+	body: unknown,
+	server: string | undefined,
+	root: ApiRoot,
+	words: CallWords,
+	httpCode: string | undefined,
+): Words {
+	const details = validationDetails(body);
+	const reason = server ?? details;
+	const rejection = root === 'webhook' ? classifyRejection(reason ?? '') : undefined;
+	return {
+		message: words.action
+			? `Could not ${words.action}: ${reason ?? 'the server rejected the request (HTTP 422)'}`
+			: `The learning platform could not process the request (422): ${reason ?? 'validation failed'}`,
+		description: rejection
+			? REJECTION_ADVICE[rejection]
+			: (details && details !== server ? `${details}. ` : '') +
+				'The server rejected the values sent: change them accordingly and run the node again.',
+		httpCode,
+		rejection,
+	};
+}
+
+function unreachable(facts: FailureFacts, call: CallFacts): Words {
+	const code = facts.code ? ` (${facts.code})` : '';
+	const repeatable = isRepeatable(call.method, facts.code);
+	// in the message itself: with Continue On Fail only the message reaches the output
+	const maybeProcessed = repeatable
+		? ''
+		: `. The ${call.method} may have been processed anyway: check before running it again`;
+	const retried = repeatable
+		? `It was retried ${call.retries} times. `
+		: `The ${call.method} was not retried because the connection failed after it was sent, so the server may have processed it. `;
+	const cause = facts.message && !facts.code ? `${facts.message}. ` : '';
+	return {
+		message: `Could not reach the learning platform at ${call.settings.baseUrl}${code}${maybeProcessed}`,
+		description: `${cause}${retried}Check the credential's Base URL and that the server is reachable from n8n.`,
+	};
+}
+
+/** An answer of HTTP 200 whose body says `status: "Failed"`. */
+export function failedStatus(errors: IDataObject | undefined): Words {
+	return {
+		message: `The learning platform rejected the request: ${failedStatusMessage(errors)}`,
+		description: 'Correct the parameters named above and run the node again.',
+		httpCode: '200',
+	};
+}
+
+export const cancelled: Words = { message: 'The execution was cancelled' };
+
+export function noCredential(reason: string): Words {
+	return { message: 'This node needs a Learning Platform API credential', description: reason };
+}
+
+export const incompleteConnection: Words = {
+	message: 'The Learning Platform credential has no Base URL or Tenancy ID',
+	description: 'Open the credential and fill in every field.',
+};
+
+// ---- The refresh-token exchange -------------------------------------------------------------------
+
+export function refreshTokenRejected(settings: ConnectionSettings): Words {
+	return {
+		message: `The refresh token for ${apiUserLabel(settings)} was rejected by the learning platform (401). Paste a new refresh token in the credential.`,
+		description:
+			'The refresh token is single-use: each exchange replaces it. It is refused when it was already used (for example by another n8n instance or another tool sharing this API user), revoked, or issued for a different API username or tenancy. Nothing stored in the credential was changed. Ask the platform operator for a new refresh token if you no longer have a valid one, and give each integration its own API user.',
+		httpCode: '401',
+	};
+}
+
+export function staleCredential(settings: ConnectionSettings): Words {
+	return {
+		message: `The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
+		description:
+			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
+	};
+}
+
+export function incompleteCredential(missing: string[]): Words {
+	return {
+		message: `The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
+	};
+}
+
+export function exchangeWithoutPair(settings: ConnectionSettings): Words {
+	return {
+		message: `The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
+		description:
+			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
+	};
+}
+
+/** An exchange answered with a status other than 2xx or 401. */
+export function exchangeAnswered(
+	settings: ConnectionSettings,
+	status: number,
+	retryAfter: string | undefined,
+): Words {
+	if (status === 400 || status === 403 || status === 404) {
+		return {
+			message: `The API-key refresh for ${apiUserLabel(settings)} was answered ${status}`,
+			description:
+				status === 404
+					? "Check the credential's Base URL and Tenancy ID."
+					: "Check the credential's Base URL, Tenancy ID and API Username.",
+		};
+	}
+	return {
+		message: `The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${status})`,
+		description: retryAfter
+			? `The server asked to retry after ${retryAfter} s.`
+			: 'Try again later.',
+	};
+}
+
+export function exchangeUnreachable(settings: ConnectionSettings, code: string | undefined): Words {
+	return {
+		message: `Could not reach the learning platform at ${settings.baseUrl} to refresh the API key${code ? ` (${code})` : ''}`,
+		description: "Check the credential's Base URL and that the server is reachable from n8n.",
+	};
+}
+
+// ---- Operations' own outcomes ---------------------------------------------------------------------
+
+export function reportFailed(
+	label: string,
+	requestId: unknown,
+	errors: IDataObject | undefined,
+): Words {
+	const requestPart = requestId !== undefined ? ` (request ID ${String(requestId)})` : '';
+	return { message: `The ${label} report failed${requestPart}: ${failedStatusMessage(errors)}` };
+}
+
+export function reportWithoutRequestId(label: string, status: unknown): Words {
+	return {
+		message: `The ${label} report was accepted without a request ID (status "${String(status)}")`,
+	};
+}
+
+export function reportNotReady(label: string, requestId: number, timeoutSeconds: number): Words {
+	return {
+		message: `The ${label} report (request ID ${requestId}) was not ready within ${timeoutSeconds} seconds`,
+		description: `The request is still processing on the server. Fetch it later with Resource "Report", Operation "Get Result", Report Type "${label}" and Request ID ${requestId}, or raise the "Timeout (Seconds)" option.`,
+	};
+}
+
+export function reportWaitCancelled(requestId: number): Words {
+	return { message: `Execution cancelled while waiting for request ID ${requestId}` };
+}
+
+export function feedRefused(errors: IDataObject | undefined): Words {
+	return {
+		message: `The completions feed refused the request: ${failedStatusMessage(errors)}`,
+	};
+}
+
+/** The feed refused a cursor and there was no (other) known-good time to restart from. */
+export function feedCursorRejected(
+	errors: IDataObject | undefined,
+	restartPoint: string | undefined,
+): Words {
+	return {
+		message: `The feed rejected the cursor: ${failedStatusMessage(errors)}`,
+		description: restartPoint
+			? `Restarting from ${restartPoint} was rejected again. Clear the cursor and set "Updated Since" to re-read from a known time.`
+			: 'There is no known-good time to restart from. Clear the cursor and set "Updated Since" to the newest "lastupdated" you have processed, so the feed continues from there instead of from the beginning.',
+	};
+}
+
+export function bookmarkNotCreated(username: string, contentId: number): Words {
+	return { message: `The bookmark for "${username}" on content ${contentId} was not created` };
+}
+
+export function subscriptionCapReached(cap: number): Words {
+	return {
+		message: `The learning platform allows at most ${cap} webhook subscriptions per API key, and this credential's API key has reached that limit`,
+		description:
+			'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
+	};
+}
+
+export function webhookUrlNotHttps(webhookUrl: string): Words {
+	return {
+		message: `The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
+		description:
+			'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
+	};
+}
+
+export const subscriptionWithoutId: Words = {
+	message: 'The learning platform did not return the id of the new webhook subscription',
+};
+
+// ---- Errors as n8n shows them ---------------------------------------------------------------------
+
+interface FailureContext {
+	itemIndex?: number;
+	/** the API's answer, kept (scrubbed) as the error's response */
+	body?: unknown;
+	/** exact secret values to remove from every text */
+	secrets?: string[];
+}
+
+/** A `NodeApiError`: the failure of a call to the platform. */
+export function apiFailure(
+	node: INode,
+	words: Words,
+	{ itemIndex, body, secrets = [] }: FailureContext = {},
+): NodeApiError {
+	const message = scrubSecrets(words.message, secrets);
+	const description = words.description ? scrubSecrets(words.description, secrets) : undefined;
+	// what n8n keeps as the error response: the answer without secrets, never the raw HTTP error
+	// (its request config carries the Authorization header)
+	const response = scrubObject(
+		{
+			message,
+			...(words.httpCode ? { httpCode: words.httpCode } : {}),
+			...(body !== undefined && typeof body !== 'function'
+				? { response: { body: body as JsonObject } }
+				: {}),
+		} as JsonObject,
+		secrets,
+	);
+	const error = new NodeApiError(node, response, {
+		message,
+		description,
+		httpCode: words.httpCode,
+		itemIndex,
+	});
+	if (words.rejection) error.context.rejection = words.rejection;
+	// NodeApiError swaps a message naming a Node.js error code (ECONNREFUSED...) for a generic one
+	error.message = message;
+	return error;
+}
+
+/** A `NodeOperationError`: the platform answered, but the operation could not do its work. */
+export function operationFailure(
+	node: INode,
+	words: Words,
+	itemIndex?: number,
+): NodeOperationError {
+	return new NodeOperationError(node, scrubSecrets(words.message), {
+		itemIndex,
+		description: words.description ? scrubSecrets(words.description) : undefined,
+	});
+}
+
+/** Which webhook rejection a 422 error from the transport was (undefined for any other error). */
+export function rejectionOf(error: unknown): Rejection | undefined {
+	if (!(error instanceof NodeApiError)) return undefined;
+	return error.context.rejection as Rejection | undefined;
+}

@@ -1,0 +1,215 @@
+// Which deliveries already started an execution, known to every n8n process that serves the
+// webhook: each process remembers its own attempts (and waits for n8n's answer to one still in
+// flight), and all processes share what started an execution through the workflow's static data,
+// which n8n loads with every webhook request and saves after the execution exists. The save
+// replaces the whole field (last writer wins), so every write carries all a process knows, and
+// writes still pending get what it learns later. docs/design.md, "Exactly once".
+import { createHash } from 'node:crypto';
+import type { IDataObject } from 'n8n-workflow';
+
+import { clock, type Clock } from '../LearningPlatform/transport/clock';
+
+/** How long a delivery that started an execution is remembered. */
+export const LEDGER_WINDOW_MS = 60 * 60_000;
+/** Most deliveries kept in the workflow's static data; the oldest go first. */
+export const MAX_SHARED = 5_000;
+/** Most deliveries one process remembers. */
+export const MAX_REMEMBERED = 10_000;
+/** How long a repeat waits for n8n to answer the earlier attempt in this process. */
+export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
+/** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
+const PENDING_SAVE_MS = 60_000;
+const ANSWER_CHECK_INTERVAL_MS = 20;
+const KEY_CHARACTERS = 22;
+/** Where in the node's static data the shared part lives: key -> epoch seconds. */
+export const LEDGER_FIELD = 'startedDeliveries';
+
+/** What the node can read of n8n's HTTP response (an `http.ServerResponse`) to an attempt. */
+export interface AttemptResponse {
+	readonly writableEnded: boolean;
+	readonly statusCode: number;
+	/** an `http.ServerResponse` emits 'finish' once the answer is sent */
+	once?(event: 'finish', listener: () => void): unknown;
+}
+
+interface Attempt {
+	receivedAt: number;
+	/** dropped once the answer is known, so no socket is kept alive by this memory */
+	response?: AttemptResponse;
+	startedExecution?: boolean;
+}
+
+/** JSON with object keys sorted: the same payload gives the same text, however it was built. */
+function canonical(value: unknown): string {
+	if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+	if (value && typeof value === 'object') {
+		const entries = Object.entries(value as IDataObject).sort(([a], [b]) => (a < b ? -1 : 1));
+		return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+	}
+	return JSON.stringify(value) ?? 'null';
+}
+
+/**
+ * One event occurrence at one destination: its event and payload, not its send time or delivery
+ * id, so a platform retry (same bytes) and a redispatch (new `now` and `delivery_id`) of it are
+ * recognised alike. The production and the test URL are two destinations.
+ */
+export function occurrenceKey(destination: string[], event: string, payload: unknown): string {
+	const hash = createHash('sha256');
+	for (const part of destination) hash.update(part).update('\0');
+	return hash
+		.update(event)
+		.update('\0')
+		.update(canonical(payload))
+		.digest('base64url')
+		.slice(0, KEY_CHARACTERS);
+}
+
+/** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
+function answerOf(attempt: Attempt): boolean | undefined {
+	if (attempt.startedExecution !== undefined) return attempt.startedExecution;
+	const response = attempt.response;
+	if (!response?.writableEnded) return undefined;
+	attempt.startedExecution = response.statusCode >= 200 && response.statusCode < 300;
+	attempt.response = undefined;
+	return attempt.startedExecution;
+}
+
+function sharedEntries(staticData: IDataObject): Record<string, number> {
+	const field = staticData[LEDGER_FIELD];
+	return field && typeof field === 'object' && !Array.isArray(field)
+		? (field as Record<string, number>)
+		: {};
+}
+
+/** The memory of one n8n process. Time comes from `time()`, so tests need not wait. */
+export class DeliveryLedger {
+	private readonly attempts = new Map<string, Attempt>();
+	private readonly pending = new Map<IDataObject, number>();
+
+	constructor(private readonly time: () => Clock = clock) {}
+
+	get size(): number {
+		return this.attempts.size;
+	}
+
+	/** Takes in what other processes stored, and passes on to pending saves what is known. */
+	learn(staticData: IDataObject): void {
+		const now = this.time().now();
+		for (const [key, seconds] of Object.entries(sharedEntries(staticData))) {
+			const at = Number(seconds) * 1000;
+			if (!Number.isFinite(at) || now - at >= LEDGER_WINDOW_MS) continue;
+			const known = this.attempts.get(key);
+			if (known && answerOf(known) !== false) continue;
+			this.attempts.set(key, { receivedAt: at, startedExecution: true });
+		}
+		this.forgetExpired(now);
+		this.flushPending(now);
+	}
+
+	/**
+	 * Whether the delivery `key` repeats one that already started an execution (here or, as
+	 * learnt, elsewhere). When it does not, this attempt is remembered with its response, to learn
+	 * n8n's answer later, and the caller starts an execution and calls `record`.
+	 */
+	async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
+		const remember = (receivedAt: number): false => {
+			// deleted first so the key moves to the end, which forgetExpired reads as the newest
+			this.attempts.delete(key);
+			this.attempts.set(key, { receivedAt, response });
+			return false;
+		};
+		for (;;) {
+			const now = this.time().now();
+			this.forgetExpired(now);
+			const earlier = this.attempts.get(key);
+			if (earlier === undefined || now - earlier.receivedAt >= LEDGER_WINDOW_MS)
+				return remember(now);
+			const startedExecution = await this.waitForAnswer(earlier);
+			if (startedExecution === true) return true;
+			// another repeat may have taken over while this one waited: judge against that one
+			if (this.attempts.get(key) !== earlier) continue;
+			return remember(this.time().now());
+		}
+	}
+
+	/**
+	 * Writes into this request's static data every delivery known to have started an execution,
+	 * plus `key`, whose execution n8n creates before it saves. Until n8n has saved it, the static
+	 * data also receives what this process learns meanwhile, and `key` reaches the other saves
+	 * still pending once n8n has answered (after its save) with 2xx.
+	 */
+	record(staticData: IDataObject, key: string, response?: AttemptResponse): void {
+		const now = this.time().now();
+		this.writeShared(staticData, now, key);
+		this.pending.set(staticData, now);
+		response?.once?.('finish', () => {
+			this.pending.delete(staticData);
+			this.flushPending(this.time().now());
+		});
+	}
+
+	private flushPending(now: number): void {
+		for (const [pendingData, registeredAt] of this.pending) {
+			if (now - registeredAt >= PENDING_SAVE_MS) this.pending.delete(pendingData);
+			else this.writeShared(pendingData, now);
+		}
+	}
+
+	private writeShared(staticData: IDataObject, now: number, ownKey?: string): void {
+		const merged = new Map<string, number>();
+		const keep = (key: string, seconds: number) => {
+			if (now - seconds * 1000 >= LEDGER_WINDOW_MS) return;
+			if ((merged.get(key) ?? -Infinity) < seconds) merged.set(key, seconds);
+		};
+		for (const [key, seconds] of Object.entries(sharedEntries(staticData)))
+			keep(key, Number(seconds));
+		for (const [key, attempt] of this.attempts) {
+			if (key === ownKey || answerOf(attempt) === true)
+				keep(key, Math.floor(attempt.receivedAt / 1000));
+		}
+		if (ownKey !== undefined) keep(ownKey, Math.floor(now / 1000));
+		const newest = [...merged.entries()].sort((a, b) => b[1] - a[1]).slice(0, MAX_SHARED);
+		const current = sharedEntries(staticData);
+		if (
+			newest.length === Object.keys(current).length &&
+			newest.every(([key, seconds]) => current[key] === seconds)
+		)
+			return;
+		staticData[LEDGER_FIELD] = Object.fromEntries(newest);
+	}
+
+	private forgetExpired(now: number): void {
+		for (const [key, attempt] of this.attempts) {
+			if (now - attempt.receivedAt < LEDGER_WINDOW_MS && this.attempts.size <= MAX_REMEMBERED)
+				break;
+			this.attempts.delete(key);
+		}
+	}
+
+	private async waitForAnswer(attempt: Attempt): Promise<boolean | undefined> {
+		const time = this.time();
+		const deadline = time.now() + WAIT_FOR_EARLIER_ANSWER_MS;
+		for (;;) {
+			const answer = answerOf(attempt);
+			if (answer !== undefined || time.now() >= deadline) return answer;
+			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+		}
+	}
+}
+
+let current = new DeliveryLedger();
+
+/** This process's ledger. */
+export function processLedger(): DeliveryLedger {
+	return current;
+}
+
+/** For tests: plays another n8n process until the returned function is called. */
+export function useLedger(ledger: DeliveryLedger): () => void {
+	const previous = current;
+	current = ledger;
+	return () => {
+		current = previous;
+	};
+}

@@ -1,0 +1,158 @@
+/**
+ * "Recover Missed Deliveries" against the sandbox: the trigger reads its subscription's delivery
+ * log and has the platform send again what failed, through n8n-core's real hook context. The
+ * sandbox delivers to https://n8n.test/..., which does not resolve, so every attempt fails and is
+ * logged, as when n8n is down. Waiting (the settle time between passes) runs on a clock ahead of
+ * the wall clock.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import { recoverMissedDeliveries, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery';
+import { withAheadClock } from '../support/fakeClock';
+import { hookContext, runHook } from '../support/n8n';
+import { setUpTriggerTests, type TriggerTestContext } from './setup';
+
+const NODE_KEY = 'node:Learning Platform Trigger';
+const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
+const RECOVER = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: true } };
+
+jest.setTimeout(60_000);
+
+const trigger = new LearningPlatformTrigger();
+let t: TriggerTestContext;
+
+beforeAll(async () => {
+	t = await setUpTriggerTests('recovery');
+});
+afterAll(async () => await t.close());
+
+function options(staticData: IDataObject, parameters: IDataObject, path: string) {
+	return {
+		parameters,
+		credentials: t.credentials,
+		staticData,
+		webhookBaseUrl: `https://n8n.test/${path}`,
+	};
+}
+
+/** A production subscription for this workflow (created without recovery), and its id. */
+async function subscribed(path: string) {
+	const staticData: IDataObject = {};
+	await runHook(trigger, 'create', options(staticData, { event: COMPLETION_CREATED }, path));
+	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
+	return { staticData, subscriptionId };
+}
+
+/** A completion whose delivery to n8n.test fails; resolves once the failure is logged. */
+async function missedDelivery(subscriptionId: number) {
+	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
+	await t.sandbox.control.simulateCompletion({});
+	await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 1, 10_000);
+}
+
+async function logOf(subscriptionId: number) {
+	const { body } = await t.api('GET', `/${subscriptionId}/logs?perPage=100`);
+	return body.data as Array<{ id: number; success: boolean; redispatched: boolean; tries: number }>;
+}
+
+describe('a recovery run', () => {
+	test('redispatches each settled failed delivery once; a second run leaves them alone', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-settled');
+		await missedDelivery(subscriptionId);
+		await missedDelivery(subscriptionId);
+		const context = hookContext(trigger, { ...options(staticData, RECOVER, 'recover-settled') });
+
+		await withAheadClock(async (time) => {
+			time.offset = SETTLE_MS + 1_000; // the platform has stopped retrying them
+			const first = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
+			const second = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(second).toMatchObject({ redispatched: 0, failed: 0 });
+		});
+
+		const log = await logOf(subscriptionId);
+		expect(log).toHaveLength(2);
+		for (const entry of log) expect(entry).toMatchObject({ redispatched: true });
+		const redispatches = (await t.sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
+			r.path.includes(`/${subscriptionId}/logs/`),
+		);
+		expect(redispatches.map((r) => r.status)).toEqual([200, 200]);
+	});
+
+	test('an entry the platform may still be retrying waits until it settles, then goes', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-unsettled');
+		await missedDelivery(subscriptionId);
+		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-unsettled'));
+		await withAheadClock(async (time) => {
+			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(run.redispatched).toBe(1);
+			// it slept through one settle time before redispatching
+			expect(time.slept).toBeGreaterThanOrEqual(SETTLE_MS);
+		});
+	});
+
+	test('a delivery that went through is not redispatched', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-none');
+		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-none'));
+		await withAheadClock(async () => {
+			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(run).toEqual({ redispatched: 0, failed: 0, read: 0 });
+		});
+	});
+});
+
+describe('with "Recover Missed Deliveries" on', () => {
+	test('deactivation keeps the production subscription, so the platform logs what it cannot deliver', async () => {
+		const { staticData, subscriptionId } = await subscribed('keep-on-deactivate');
+		const deleted = await runHook(
+			trigger,
+			'delete',
+			options(staticData, RECOVER, 'keep-on-deactivate'),
+		);
+		expect(deleted.result).toBe(true);
+		expect((staticData[NODE_KEY] as IDataObject).subscriptionId).toBe(subscriptionId);
+		const live = (await t.sandbox.control.subscriptions(t.username)).find(
+			(s) => s.id === subscriptionId,
+		);
+		expect(live).toMatchObject({ is_enabled: true, deleted_at: null });
+
+		await missedDelivery(subscriptionId);
+		expect((await logOf(subscriptionId))[0]).toMatchObject({ success: false });
+	});
+
+	test('"Listen for test event" subscriptions are removed all the same', async () => {
+		const staticData: IDataObject = {};
+		const test = {
+			...options(staticData, RECOVER, 'keep-test'),
+			isTest: true,
+			mode: 'manual' as const,
+		};
+		await runHook(trigger, 'create', test);
+		const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
+		await runHook(trigger, 'delete', test);
+		const gone = (await t.sandbox.control.subscriptions(t.username)).find(
+			(s) => s.id === subscriptionId,
+		);
+		expect(gone?.deleted_at).toBeTruthy();
+	});
+
+	test('activation of an intact subscription recovers its failed deliveries in the background', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-on-activation');
+		await missedDelivery(subscriptionId);
+		await withAheadClock(async (time) => {
+			time.offset = SETTLE_MS + 1_000;
+			const exists = await runHook(
+				trigger,
+				'checkExists',
+				options(staticData, RECOVER, 'recover-on-activation'),
+			);
+			expect(exists.result).toBe(true); // activation does not wait for the recovery
+			const deadline = Date.now() + 30_000;
+			while (!(await logOf(subscriptionId))[0].redispatched) {
+				if (Date.now() > deadline) throw new Error('nothing was redispatched');
+				await new Promise((resolve) => setTimeout(resolve, 200));
+			}
+		});
+	});
+});

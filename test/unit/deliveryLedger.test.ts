@@ -1,0 +1,240 @@
+/**
+ * The webhook trigger's ledger of deliveries, on a fake clock. In one process: a repeat waits for
+ * n8n's answer to the earlier attempt (up to 60 s) and is dropped only when that attempt started
+ * an execution. Across processes: what started an execution travels through the workflow's static
+ * data, which n8n saves whole (last writer wins); the tests play that database.
+ */
+import type { IDataObject } from 'n8n-workflow';
+
+import { FakeClock } from '../support/fakeClock';
+import {
+	DeliveryLedger,
+	LEDGER_FIELD,
+	LEDGER_WINDOW_MS,
+	MAX_REMEMBERED,
+	MAX_SHARED,
+	WAIT_FOR_EARLIER_ANSWER_MS,
+	occurrenceKey,
+	type AttemptResponse,
+} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+
+class Response implements AttemptResponse {
+	writableEnded = false;
+	statusCode = 200;
+	private readonly finished: Array<() => void> = [];
+	once(_event: 'finish', listener: () => void) {
+		this.finished.push(listener);
+	}
+	answer(statusCode: number) {
+		this.statusCode = statusCode;
+		this.writableEnded = true;
+		for (const listener of this.finished.splice(0)) listener();
+	}
+}
+
+let time: FakeClock;
+let memory: DeliveryLedger;
+beforeEach(() => {
+	time = new FakeClock();
+	memory = new DeliveryLedger(() => time);
+});
+
+test('a repeat of a delivery that started an execution (2xx) is dropped; other deliveries are not', async () => {
+	const first = new Response();
+	expect(await memory.isRepeated('a', first)).toBe(false);
+	first.answer(200);
+	expect(await memory.isRepeated('a', new Response())).toBe(true);
+	expect(await memory.isRepeated('b', new Response())).toBe(false);
+});
+
+test('a repeat of a delivery n8n refused (500) runs: it becomes the remembered attempt', async () => {
+	const first = new Response();
+	await memory.isRepeated('a', first);
+	first.answer(500);
+	const second = new Response();
+	expect(await memory.isRepeated('a', second)).toBe(false);
+	second.answer(204);
+	expect(await memory.isRepeated('a', new Response())).toBe(true);
+});
+
+test('a repeat waits for the earlier answer: dropped when it comes within the wait', async () => {
+	const first = new Response();
+	await memory.isRepeated('a', first);
+	const started = time.now();
+	time.onSleep = (now) => {
+		if (now - started >= 1_500) first.answer(200);
+	};
+	expect(await memory.isRepeated('a', new Response())).toBe(true);
+	expect(time.now() - started).toBeGreaterThanOrEqual(1_500);
+	expect(time.now() - started).toBeLessThan(2_000);
+});
+
+test('still unanswered after the wait: treated as a new delivery (a duplicate beats a lost event)', async () => {
+	await memory.isRepeated('a', new Response());
+	const started = time.now();
+	expect(await memory.isRepeated('a', new Response())).toBe(false);
+	expect(time.now() - started).toBeGreaterThanOrEqual(WAIT_FOR_EARLIER_ANSWER_MS);
+});
+
+test('forgotten after an hour', async () => {
+	const first = new Response();
+	await memory.isRepeated('a', first);
+	first.answer(200);
+	time.at += LEDGER_WINDOW_MS - 1;
+	expect(await memory.isRepeated('a', new Response())).toBe(true);
+	time.at += 1;
+	expect(await memory.isRepeated('a', new Response())).toBe(false);
+});
+
+test('the memory is capped: the oldest deliveries are forgotten first', async () => {
+	for (let i = 0; i <= MAX_REMEMBERED + 5; i++) {
+		const response = new Response();
+		response.answer(200);
+		await memory.isRepeated(`key-${i}`, response);
+	}
+	expect(memory.size).toBeLessThanOrEqual(MAX_REMEMBERED + 1);
+	// the oldest went; a recent one is still known
+	expect(await memory.isRepeated('key-0', new Response())).toBe(false);
+	const recent = `key-${MAX_REMEMBERED}`;
+	expect(await memory.isRepeated(recent, new Response())).toBe(true);
+});
+
+describe('the key of a delivery', () => {
+	const where = ['workflow-1', 'node-1', 'webhook'];
+	const payload = { completion: { id: 7, user_id: 3, content: { id: 101, fullname: 'Safety' } } };
+
+	test('a retry (same bytes) and a redispatch (new now and delivery_id) of one event are one key', () => {
+		const retry = occurrenceKey(where, 'Events\\Courses\\Completion_created', payload);
+		const reordered = {
+			completion: { content: { fullname: 'Safety', id: 101 }, user_id: 3, id: 7 },
+		};
+		expect(occurrenceKey(where, 'Events\\Courses\\Completion_created', reordered)).toBe(retry);
+	});
+
+	test('another event, payload or destination is another key', () => {
+		const key = occurrenceKey(where, 'Events\\Courses\\Completion_created', payload);
+		const other = { completion: { ...payload.completion, id: 8 } };
+		expect(occurrenceKey(where, 'Events\\Courses\\Completion_created', other)).not.toBe(key);
+		expect(occurrenceKey(where, 'Events\\Courses\\Completion_updated', payload)).not.toBe(key);
+		expect(
+			occurrenceKey(
+				[...where.slice(0, 2), 'manual'],
+				'Events\\Courses\\Completion_created',
+				payload,
+			),
+		).not.toBe(key);
+	});
+});
+
+/**
+ * n8n's handling of one webhook request, as measured on 2.40.7: the workflow (with its static
+ * data) is loaded from the database, `webhook()` runs, the execution is created, the static data
+ * is saved whole if it changed, and only then is the answer sent. `save` lets a test hold a save
+ * back, to play two processes whose requests overlap.
+ */
+class Database {
+	staticData: IDataObject = {};
+}
+
+function request(db: Database, ledger: DeliveryLedger, key: string) {
+	const staticData = structuredClone(db.staticData);
+	const response = new Response();
+	return {
+		staticData,
+		response,
+		/** webhook(): true when the delivery started an execution */
+		async webhook(): Promise<boolean> {
+			ledger.learn(staticData);
+			if (await ledger.isRepeated(key, response)) return false;
+			ledger.record(staticData, key, response);
+			return true;
+		},
+		/** n8n created the execution: saves the static data, then answers 200 */
+		save() {
+			db.staticData = structuredClone(staticData);
+			response.answer(200);
+		},
+	};
+}
+
+async function deliver(db: Database, ledger: DeliveryLedger, key: string): Promise<boolean> {
+	const r = request(db, ledger, key);
+	const started = await r.webhook();
+	if (started) r.save();
+	else r.response.answer(200);
+	return started;
+}
+
+describe('two n8n processes behind one URL', () => {
+	let db: Database;
+	let a: DeliveryLedger;
+	let b: DeliveryLedger;
+	beforeEach(() => {
+		db = new Database();
+		a = new DeliveryLedger(() => time);
+		b = new DeliveryLedger(() => time);
+	});
+
+	test('a retry that lands on the other process is recognised', async () => {
+		expect(await deliver(db, a, 'd1')).toBe(true);
+		time.at += 1_000;
+		expect(await deliver(db, b, 'd1')).toBe(false);
+		expect(Object.keys(db.staticData[LEDGER_FIELD] as IDataObject)).toEqual(['d1']);
+	});
+
+	test('a save that overwrote another is healed by the next save of the process that knew', async () => {
+		const overlapping = request(db, b, 'd2'); // B loaded before A saved d1
+		await overlapping.webhook();
+		expect(await deliver(db, a, 'd1')).toBe(true);
+		overlapping.save(); // last writer wins: d1 is gone from the database
+		expect(Object.keys(db.staticData[LEDGER_FIELD] as IDataObject)).toEqual(['d2']);
+		expect(await deliver(db, a, 'd3')).toBe(true); // A writes all it knows
+		expect(await deliver(db, b, 'd1')).toBe(false);
+	});
+
+	test('a save still pending receives what its process learns meanwhile', async () => {
+		const pending = request(db, b, 'd2'); // B loaded before A saved d1 ...
+		await pending.webhook();
+		expect(await deliver(db, a, 'd1')).toBe(true);
+		expect(await deliver(db, b, 'd3')).toBe(true); // ... and B learns d1 before it saves d2
+		pending.save();
+		expect(Object.keys(db.staticData[LEDGER_FIELD] as IDataObject).sort()).toEqual([
+			'd1',
+			'd2',
+			'd3',
+		]);
+		expect(await deliver(db, a, 'd2')).toBe(false);
+		expect(await deliver(db, b, 'd1')).toBe(false);
+	});
+
+	test('an attempt n8n could not start (500, nothing saved) is not passed on as started', async () => {
+		const refused = request(db, a, 'd1');
+		await refused.webhook();
+		refused.response.answer(500); // n8n answers 500 and saves nothing
+		expect(await deliver(db, a, 'd2')).toBe(true);
+		expect(Object.keys(db.staticData[LEDGER_FIELD] as IDataObject)).toEqual(['d2']);
+		expect(await deliver(db, b, 'd1')).toBe(true); // the retry starts it
+	});
+
+	test('what started an execution more than an hour ago is dropped from the database', async () => {
+		await deliver(db, a, 'old');
+		time.at += LEDGER_WINDOW_MS;
+		await deliver(db, b, 'new');
+		expect(Object.keys(db.staticData[LEDGER_FIELD] as IDataObject)).toEqual(['new']);
+	});
+
+	test('the database keeps the newest deliveries up to its cap', async () => {
+		const many = Object.fromEntries(
+			Array.from({ length: MAX_SHARED + 10 }, (_, i) => [
+				`k${i}`,
+				Math.floor(time.at / 1000) - Math.floor(i / 2),
+			]),
+		);
+		db.staticData = { [LEDGER_FIELD]: many };
+		await deliver(db, a, 'fresh');
+		const kept = db.staticData[LEDGER_FIELD] as IDataObject;
+		expect(Object.keys(kept)).toHaveLength(MAX_SHARED);
+		expect(kept.fresh).toBeDefined();
+		expect(kept[`k${MAX_SHARED + 9}`]).toBeUndefined();
+	});
+});

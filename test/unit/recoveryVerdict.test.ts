@@ -1,0 +1,59 @@
+/** Which delivery-log entries a recovery run redispatches, decided from the entry alone. */
+import { LEDGER_WINDOW_MS } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import {
+	RECOVERY_HORIZON_MS,
+	REDISPATCH_AGAIN_AFTER_MS,
+	SETTLE_MS,
+	verdictOf,
+	type DeliveryLogEntry,
+} from '../../nodes/LearningPlatformTrigger/recovery';
+
+const now = Date.parse('2026-11-25T12:00:00Z');
+const ago = (ms: number) => new Date(now - ms).toISOString().replace('Z', '+00:00');
+const entry = (fields: Partial<DeliveryLogEntry>): DeliveryLogEntry => ({
+	id: 1,
+	success: false,
+	status_code: 404,
+	redispatched: false,
+	created_at: ago(5 * 60_000),
+	updated_at: ago(4 * 60_000),
+	...fields,
+});
+
+test('a failed delivery n8n answered (404 while inactive) is redispatched up to a day back', () => {
+	expect(verdictOf(entry({}), now)).toBe('redispatch');
+	expect(
+		verdictOf(entry({ status_code: 502, created_at: ago(RECOVERY_HORIZON_MS - 60_000) }), now),
+	).toBe('redispatch');
+	expect(verdictOf(entry({ created_at: ago(RECOVERY_HORIZON_MS + 60_000) }), now)).toBe('skip');
+});
+
+test('one without an answer (time-out) only while the ledger would still recognise it', () => {
+	expect(verdictOf(entry({ status_code: null, created_at: ago(30 * 60_000) }), now)).toBe(
+		'redispatch',
+	);
+	expect(verdictOf(entry({ status_code: null, created_at: ago(LEDGER_WINDOW_MS) }), now)).toBe(
+		'skip',
+	);
+});
+
+test('successful deliveries are left alone', () => {
+	expect(verdictOf(entry({ success: true, status_code: 200 }), now)).toBe('skip');
+});
+
+test('an entry changed in the last 30 s may still be retried by the platform: it waits', () => {
+	expect(verdictOf(entry({ updated_at: ago(SETTLE_MS - 1_000) }), now)).toBe('unsettled');
+	expect(verdictOf(entry({ updated_at: ago(SETTLE_MS + 1_000) }), now)).toBe('redispatch');
+});
+
+test('a redispatch that failed again is tried again only after ten minutes', () => {
+	const redispatched = { redispatched: true };
+	expect(verdictOf(entry({ ...redispatched, updated_at: ago(60_000) }), now)).toBe('skip');
+	expect(
+		verdictOf(entry({ ...redispatched, updated_at: ago(REDISPATCH_AGAIN_AFTER_MS + 1_000) }), now),
+	).toBe('redispatch');
+});
+
+test('an entry without readable times is left alone', () => {
+	expect(verdictOf(entry({ created_at: 'yesterday' }), now)).toBe('skip');
+});
