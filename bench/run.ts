@@ -5,12 +5,13 @@
  *
  *   npm run bench                      all rows (about 10 to 14 minutes on 2 cores)
  *   npm run bench -- --quick           skips the slow parts: bulk writes at the real 60/min, the 30 s
- *                                      report, and the real n8n (trigger row in-process, no 2b, no 5b)
+ *                                      report, and the real n8n (trigger row in-process, no 2b, 4b, 5b)
  *   npm run bench -- --only feed,reports
  *   npm run bench -- --trigger-in-process   trigger row without a real n8n
  *
  * Rows: bulk (bulk writes), feed (feed sync), feed-n8n (the feed walk in a real n8n), reports
- * (report polling), trigger (webhook trigger, real n8n), concurrency (expired key, 50 executions,
+ * (report polling), trigger (webhook trigger, real n8n), webhook-scale (the trigger in queue mode
+ * with 2 webhook processes vs n8n's Webhook node; its own real n8n stack), concurrency (expired key, 50 executions,
  * in-process), concurrency-n8n (the same in a real n8n). Each in-process row runs in its own child process (a fresh process: its peak memory
  * and its module state, such as the rate-limit buckets and the token-exchange memory, are its
  * own); the real-n8n rows share one child and one n8n. Children run one after the other so that
@@ -30,6 +31,7 @@ const ROWS = [
 	'feed-n8n',
 	'reports',
 	'trigger',
+	'webhook-scale',
 	'concurrency',
 	'concurrency-n8n',
 ] as const;
@@ -41,6 +43,7 @@ const NUMBER: Record<RowId, string> = {
 	'feed-n8n': '2b',
 	reports: '3',
 	trigger: '4',
+	'webhook-scale': '4b',
 	concurrency: '5',
 	'concurrency-n8n': '5b',
 };
@@ -67,6 +70,8 @@ async function loadRow(id: RowId): Promise<(options: RowOptions) => Promise<RowR
 			return (await import('./rows/reportPolling')).run;
 		case 'trigger':
 			return (await import('./rows/trigger')).run;
+		case 'webhook-scale':
+			return (await import('./rows/webhookScale')).run;
 		case 'concurrency':
 			return (await import('./rows/concurrency')).run;
 		case 'concurrency-n8n':
@@ -292,7 +297,7 @@ async function main() {
 		}
 		rows = ROWS.filter((r) => wanted.includes(r));
 	} else if (quick) {
-		rows = rows.filter((r) => r !== 'concurrency-n8n' && r !== 'feed-n8n');
+		rows = rows.filter((r) => r !== 'concurrency-n8n' && r !== 'feed-n8n' && r !== 'webhook-scale');
 	}
 
 	const t0 = Date.now();

@@ -1,7 +1,7 @@
 /** Typed HTTP client of the sandbox control API (`/__sandbox/...`). */
 import { Agent, request } from 'undici';
 import type { ChatRequestEntry } from './chatModel';
-import type { FaultSpec } from './faults';
+import type { DeliveryFaultKind, FaultSpec } from './faults';
 import type { SandboxConfig } from './store';
 import type { DeliveryAttempt, RequestLogEntry, Subscription } from './types';
 
@@ -88,13 +88,26 @@ export class SandboxClient {
 						.map(([k, v]): [string, string] => [k, String(v)]),
 				).toString()
 			: '';
-		const res = await request(`${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`, {
-			method: method as 'GET',
-			headers: body === undefined ? {} : { 'content-type': 'application/json' },
-			body: body === undefined ? undefined : JSON.stringify(body),
-			dispatcher: this.agent,
-		});
-		const text = await res.body.text();
+		const url = `${this.baseUrl}/__sandbox${path}${qs ? `?${qs}` : ''}`;
+		let res: Awaited<ReturnType<typeof request>>;
+		let text: string;
+		for (let attempt = 1; ; attempt++) {
+			try {
+				res = await request(url, {
+					method: method as 'GET',
+					headers: body === undefined ? {} : { 'content-type': 'application/json' },
+					body: body === undefined ? undefined : JSON.stringify(body),
+					dispatcher: this.agent,
+				});
+				text = await res.body.text();
+				break;
+			} catch (error) {
+				// A connection closed under a request (a busy machine): a read is safe to repeat, a
+				// write (simulate, config...) is not.
+				if (method !== 'GET' || attempt >= 3) throw error;
+				await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+			}
+		}
 		const parsed = text ? (JSON.parse(text) as unknown) : undefined;
 		if (res.statusCode >= 400)
 			throw new SandboxControlError(res.statusCode, parsed, `${method} ${path}`);
@@ -148,6 +161,24 @@ export class SandboxClient {
 	/** Replaces the active fault rules (one or several). */
 	setFaults(faults: FaultSpec | FaultSpec[]) {
 		return this.call<{ faults: FaultSpec[] }>('PUT', '/faults', faults);
+	}
+	/**
+	 * A delivery fault (replaces the active fault rules, as setFaults does): every `every`-th
+	 * delivery's attempt number `attempt` (default 1, the first) reaches the receiver, which
+	 * processes it, but counts as failed, so the platform retries it with identical bytes after
+	 * `deliveryBackoffMs`. `dropAnswer` (default): the whole answer is awaited, then discarded.
+	 * `answerTimeout`: the sandbox stops waiting after `timeoutMs` (default 500) without aborting.
+	 */
+	dropDeliveryAnswers(options: {
+		every: number;
+		kind?: DeliveryFaultKind;
+		attempt?: number;
+		timeoutMs?: number;
+		count?: number;
+		pathPattern?: string;
+	}) {
+		const { kind = 'dropAnswer', ...rest } = options;
+		return this.setFaults({ kind, ...rest });
 	}
 	getFaults() {
 		return this.call<{ faults: FaultSpec[] }>('GET', '/faults');

@@ -13,6 +13,9 @@
  *   up to `deliveryMaxAttempts` attempts in all; each attempt times out after `deliveryTimeoutMs`.
  *   Retries re-send exactly the same bytes.
  * - https URLs are verified against the system roots plus `trustedCaPem`.
+ * - Delivery faults (faults.ts: `dropAnswer`, `answerTimeout`) make an attempt fail after the
+ *   receiver got the whole request: its answer is discarded, or not waited for.
+ * - Each attempt row has `sent_at` (ISO 8601 with milliseconds, sandbox clock): when it was sent.
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import { rootCertificates } from 'node:tls';
@@ -20,6 +23,7 @@ import { Agent, request } from 'undici';
 import type { Sandbox } from './http';
 import type { DeliveryLog, Subscription } from './types';
 import { eventMatches } from './events';
+import type { DeliveryFault } from './faults';
 import { isoZ, unixSeconds } from './util';
 
 export const USER_AGENT = 'LearningPlatform-Webhooks/2.0 (sandbox)';
@@ -108,8 +112,21 @@ export class Deliveries {
 	/** Relay with url: one attempt to an arbitrary URL, never to stored subscriptions. */
 	async relay(url: string, event: string, body: string): Promise<SendResult> {
 		const headers = { 'content-type': 'application/json', 'user-agent': USER_AGENT };
+		const sentAt = this.sb().store.now();
 		const res = await this.send(url, headers, body);
-		this.record(null, null, null, url, event, JSON.parse(body).delivery_id, body, headers, 1, res);
+		this.record(
+			null,
+			null,
+			null,
+			url,
+			event,
+			JSON.parse(body).delivery_id,
+			body,
+			headers,
+			1,
+			sentAt,
+			res,
+		);
 		return res;
 	}
 
@@ -138,7 +155,9 @@ export class Deliveries {
 		};
 		if (sub.signing_key) headers['x-signature'] = sign(sub.signing_key, body);
 		if (sub.auth_token) headers.authorization = `Bearer ${sub.auth_token}`;
-		const res = await this.send(sub.url, headers, body);
+		const fault = sb.faults.pickDelivery(sub.url, attempt);
+		const sentAt = sb.store.now();
+		const res = await this.send(sub.url, headers, body, fault);
 		if (this.closed) return;
 		const ok = res.status_code !== null && res.status_code >= 200 && res.status_code < 300;
 		log.tries++;
@@ -157,6 +176,7 @@ export class Deliveries {
 			body,
 			headers,
 			attempt,
+			sentAt,
 			res,
 		);
 		const max = sb.store.config.deliveryMaxAttempts;
@@ -180,6 +200,7 @@ export class Deliveries {
 		body: string,
 		headers: Record<string, string>,
 		attempt: number,
+		sentAt: number,
 		res: SendResult,
 	) {
 		const { store } = this.sb();
@@ -199,13 +220,48 @@ export class Deliveries {
 			response: res.error ? null : res.response,
 			response_time_ms: res.response_time_ms,
 			at: isoZ(store.now()),
+			sent_at: new Date(sentAt).toISOString(),
 		});
 	}
 
+	/** One attempt; a delivery fault makes it fail after the receiver got the request. */
 	private async send(
 		url: string,
 		headers: Record<string, string>,
 		body: string,
+		fault: DeliveryFault | null = null,
+	): Promise<SendResult> {
+		const started = performance.now();
+		const exchange = this.exchange(url, headers, body, started);
+		if (fault?.kind === 'dropAnswer') {
+			const res = await exchange;
+			return {
+				status_code: null,
+				response: '',
+				error: `answer dropped (fault): the receiver answered ${res.status_code ?? res.error}`,
+				response_time_ms: res.response_time_ms,
+			};
+		}
+		if (fault?.kind === 'answerTimeout') {
+			// Not aborted: the receiver goes on with the request; whatever it answers is discarded.
+			void exchange;
+			await new Promise((resolve) => setTimeout(resolve, fault.timeoutMs));
+			return {
+				status_code: null,
+				response: '',
+				error: `timed out after ${fault.timeoutMs} ms (fault: answer not awaited)`,
+				response_time_ms: Math.round(performance.now() - started),
+			};
+		}
+		return await exchange;
+	}
+
+	/** POSTs the body and reads the whole answer (time-out `deliveryTimeoutMs`); never throws. */
+	private async exchange(
+		url: string,
+		headers: Record<string, string>,
+		body: string,
+		started: number,
 	): Promise<SendResult> {
 		const timeoutMs = this.sb().store.config.deliveryTimeoutMs;
 		const ac = new AbortController();
@@ -214,7 +270,6 @@ export class Deliveries {
 			() => ac.abort(new Error(`timed out after ${timeoutMs} ms`)),
 			timeoutMs,
 		);
-		const started = performance.now();
 		try {
 			const res = await request(url, {
 				method: 'POST',

@@ -154,7 +154,10 @@ export interface DeliveryAttempt {
 	error: string | null;
 	response: string | null;
 	response_time_ms: number | null;
+	/** when the attempt was recorded (its answer, error or time-out), whole seconds */
 	at: string;
+	/** when the attempt was sent, ISO 8601 with milliseconds (sandbox clock) */
+	sent_at: string;
 }
 
 export interface Bookmark {

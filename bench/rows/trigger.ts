@@ -55,6 +55,7 @@ import {
 	type RowResult,
 } from '../lib/common';
 import { LearningPlatformTrigger } from '../lib/nodes';
+import { benchCompletionPayload } from '../lib/payload';
 import { REAL_N8N_MODE, realN8n, realN8nSandbox } from '../lib/realN8n';
 
 const EVENTS = 500;
@@ -84,34 +85,7 @@ interface Receiver {
 }
 
 function payload(seq: number): IDataObject {
-	return {
-		bench_seq: seq,
-		completion: {
-			id: 500_000 + seq,
-			user_id: 2 + (seq % 300),
-			user: {
-				id: 2 + (seq % 300),
-				username: `learner${seq % 300}`,
-				email: `learner${seq % 300}@example.com`,
-				firstname: 'Bench',
-				lastname: 'Learner',
-			},
-			userdata: [],
-			content_id: 101 + (seq % 30),
-			content_type: 'Course',
-			content: {
-				id: 101 + (seq % 30),
-				fullname: 'Bench course',
-				summary: '<p>Bench</p>',
-				timecreated: 1714554000,
-			},
-			contentdata: [],
-			certificate_link: '',
-			time_enrolled: '2024-05-01T09:00:00+00:00',
-			time_started: '2024-05-02T09:00:00+00:00',
-			time_completed: '2024-05-03T09:00:00+00:00',
-		},
-	};
+	return benchCompletionPayload(seq, 500_000);
 }
 
 // ------------------------------------------------------------------------------------------

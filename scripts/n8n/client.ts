@@ -60,6 +60,21 @@ export class N8nHttpError extends Error {
 	}
 }
 
+/** Throws an N8nHttpError naming the call for a status >= 400 that `allow` does not list. */
+function failUnlessOk(
+	result: { status: number; text: string },
+	call: string,
+	allow: number[] = [],
+	bodyChars = 500,
+): void {
+	if (result.status >= 400 && !allow.includes(result.status))
+		throw new N8nHttpError(
+			`${call} -> ${result.status}: ${result.text.slice(0, bodyChars)}`,
+			result.status,
+			result.text,
+		);
+}
+
 export class N8nClient {
 	private cookie?: string;
 	/** n8n binds the session to a browser id header; any stable value works for a script. */
@@ -129,13 +144,7 @@ export class N8nClient {
 		const setCookie = result.response.headers.getSetCookie?.() ?? [];
 		const auth = setCookie.find((c) => c.startsWith('n8n-auth='));
 		if (auth) this.cookie = auth.split(';')[0];
-		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
-			throw new N8nHttpError(
-				`${method} /rest${path} -> ${result.status}: ${result.text.slice(0, 500)}`,
-				result.status,
-				result.text,
-			);
-		}
+		failUnlessOk(result, `${method} /rest${path}`, options.allow, 500);
 		const json = result.json as { data?: T } | undefined;
 		return (json && typeof json === 'object' && 'data' in json ? json.data : json) as T;
 	}
@@ -154,13 +163,7 @@ export class N8nClient {
 			{ 'X-N8N-API-KEY': this.apiKey },
 			body,
 		);
-		if (result.status >= 400 && !(options.allow ?? []).includes(result.status)) {
-			throw new N8nHttpError(
-				`${method} /api/v1${path} -> ${result.status}: ${result.text.slice(0, 800)}`,
-				result.status,
-				result.text,
-			);
-		}
+		failUnlessOk(result, `${method} /api/v1${path}`, options.allow, 800);
 		return result.json as T;
 	}
 
@@ -207,33 +210,28 @@ export class N8nClient {
 
 	/** Node type names known to the running n8n (`/types/nodes.json`). */
 	async nodeTypeNames(): Promise<string[]> {
-		const result = await this.request(
-			'GET',
-			`${this.baseUrl}/types/nodes.json`,
-			this.sessionHeaders(),
-		);
-		if (result.status !== 200)
-			throw new N8nHttpError(
-				`GET /types/nodes.json -> ${result.status}`,
-				result.status,
-				result.text,
-			);
-		return (result.json as Array<{ name: string }>).map((n) => n.name);
+		return (await this.types('nodes')).map((n) => n.name);
 	}
 
+	/** Credential type names known to the running n8n (`/types/credentials.json`). */
 	async credentialTypeNames(): Promise<string[]> {
+		return (await this.types('credentials')).map((n) => n.name);
+	}
+
+	/**
+	 * The type descriptions the editor loads (`/types/nodes.json` or `/types/credentials.json`):
+	 * each with its `name`, and for nodes `properties`, `version`... as the running n8n knows them.
+	 */
+	async types(
+		kind: 'nodes' | 'credentials',
+	): Promise<Array<{ name: string; [key: string]: unknown }>> {
 		const result = await this.request(
 			'GET',
-			`${this.baseUrl}/types/credentials.json`,
+			`${this.baseUrl}/types/${kind}.json`,
 			this.sessionHeaders(),
 		);
-		if (result.status !== 200)
-			throw new N8nHttpError(
-				`GET /types/credentials.json -> ${result.status}`,
-				result.status,
-				result.text,
-			);
-		return (result.json as Array<{ name: string }>).map((n) => n.name);
+		failUnlessOk(result, `GET /types/${kind}.json`);
+		return result.json as Array<{ name: string; [key: string]: unknown }>;
 	}
 
 	// ----- workflows (public API) -----

@@ -126,11 +126,17 @@ export class N8nHost {
 		return env;
 	}
 
-	/** Starts an n8n process (`start`, and later `worker`/`webhook`) of this host. */
+	/** Starts an n8n process (`start`, `worker` or `webhook`) of this host. */
 	async startProcess(options: StartN8nOptions): Promise<N8nProcess> {
+		const proc = this.addProcess(options);
+		await proc.start();
+		return proc;
+	}
+
+	/** An n8n process of this host, registered (stopped with the host's processes) but not started yet. */
+	addProcess(options: StartN8nOptions): N8nProcess {
 		const proc = new N8nProcess(this, options);
 		this.processes.push(proc);
-		await proc.start();
 		return proc;
 	}
 
@@ -174,41 +180,34 @@ export class N8nHost {
 
 	/** `n8n import:credentials` (plain `data` is encrypted by n8n on import). */
 	async importCredentials(credentials: CredentialImport[]): Promise<void> {
-		await step(`n8n import:credentials (${credentials.map((c) => c.id).join(', ')})`, async () => {
-			const file = this.tempFile('credentials.json');
-			fs.writeFileSync(file, JSON.stringify(credentials, null, 2));
+		await this.importJson('import:credentials', credentials, 'credentials.json');
+	}
+
+	/** `n8n import:workflow` of several workflows at once (imported inactive; activate through the API). */
+	async importWorkflows(workflows: WorkflowJson[]): Promise<void> {
+		await this.importJson('import:workflow', workflows, 'workflows.json');
+	}
+
+	/** Writes `items` to a temp JSON file and runs `n8n <command> --input=<file>`; throws unless n8n says it imported. */
+	private async importJson(
+		command: 'import:credentials' | 'import:workflow',
+		items: Array<{ id?: string; name: string }>,
+		fileName: string,
+	): Promise<void> {
+		await step(`n8n ${command} (${items.map((i) => i.id ?? i.name).join(', ')})`, async () => {
+			const file = this.tempFile(fileName);
+			fs.writeFileSync(file, JSON.stringify(items, null, 2));
 			try {
-				const result = await this.cli(['import:credentials', `--input=${file}`]);
+				const result = await this.cli([command, `--input=${file}`]);
 				if (!/Successfully imported/.test(result.stdout + result.stderr)) {
 					throw new Error(
-						`import:credentials failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
+						`${command} failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
 					);
 				}
 			} finally {
 				fs.rmSync(path.dirname(file), { recursive: true, force: true });
 			}
 		});
-	}
-
-	/** `n8n import:workflow` of several workflows at once (imported inactive; activate through the API). */
-	async importWorkflows(workflows: WorkflowJson[]): Promise<void> {
-		await step(
-			`n8n import:workflow (${workflows.map((w) => w.id ?? w.name).join(', ')})`,
-			async () => {
-				const file = this.tempFile('workflows.json');
-				fs.writeFileSync(file, JSON.stringify(workflows, null, 2));
-				try {
-					const result = await this.cli(['import:workflow', `--input=${file}`]);
-					if (!/Successfully imported/.test(result.stdout + result.stderr)) {
-						throw new Error(
-							`import:workflow failed (code ${result.code}):\n${(result.stdout + result.stderr).slice(-3000)}`,
-						);
-					}
-				} finally {
-					fs.rmSync(path.dirname(file), { recursive: true, force: true });
-				}
-			},
-		);
 	}
 
 	/** `n8n export:credentials --decrypted --all`: what n8n has stored, in clear. */

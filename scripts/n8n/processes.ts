@@ -191,20 +191,31 @@ export function onCleanup(name: string, fn: () => Promise<void> | void): () => v
 	};
 }
 
+/**
+ * Empties `entries` from the newest to the oldest, running each one's `fn`; a failure is logged
+ * (naming the entry) and the rest still run. The one loop behind `cleanupAll` and a stack's stop.
+ */
+export async function runNewestFirst(
+	entries: Array<{ name: string; fn: () => Promise<void> | void }>,
+	what: string,
+): Promise<void> {
+	while (entries.length) {
+		const entry = entries.pop()!;
+		try {
+			await entry.fn();
+		} catch (error) {
+			log(`${what} ${entry.name} failed: ${(error as Error).message}`);
+		}
+	}
+}
+
 /** Stops every live child (in parallel) and runs the registered cleanups. Safe to call twice. */
 export async function cleanupAll(): Promise<void> {
 	const children = [...live];
 	if (children.length)
 		log(`stopping ${children.map((c) => `${c.name} (pid ${c.pid})`).join(', ')}`);
 	await Promise.all(children.map((c) => c.stop().catch(() => undefined)));
-	while (cleanups.length) {
-		const entry = cleanups.pop()!;
-		try {
-			await entry.fn();
-		} catch (error) {
-			log(`cleanup ${entry.name} failed: ${(error as Error).message}`);
-		}
-	}
+	await runNewestFirst(cleanups, 'cleanup');
 }
 
 let exitHookInstalled = false;

@@ -14,6 +14,17 @@
 // - Every n8n process gets the same N8N_USER_FOLDER (so the community package installed in
 //   `.n8n/nodes` is loaded by the workers too), the same N8N_ENCRYPTION_KEY, and its own
 //   N8N_PORT / N8N_RUNNERS_BROKER_PORT / QUEUE_HEALTH_CHECK_PORT.
+// - With `webhookProcesses: N`, N `n8n webhook` processes serve the production webhooks: the TLS
+//   front spreads `/webhook/` requests round-robin over them (and records which one served each
+//   request), the main gets N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true (it still registers the
+//   triggers on activation and serves the editor, REST and `/webhook-test/`), and every process
+//   gets DB_PING_TIMEOUT_MS=30000, DB_POSTGRESDB_POOL_SIZE=20 and
+//   DB_POSTGRESDB_CONNECTION_TIMEOUT=120000 (with n8n's defaults, webhook processes answered
+//   requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded when trying to
+//   connect", and executions failed with the latter).
+// - `stopN8n()` / `startN8n()` stop and start every n8n process (main, workers, webhook
+//   processes) while PostgreSQL, Redis, the sandbox API and the front keep running: an outage of
+//   n8n, then a restart on the same database, ports and user folder.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -23,6 +34,7 @@ import { freePort } from './ports';
 import { onCleanup } from './processes';
 import {
 	ensureQueueServices,
+	postgresEnv,
 	startPostgres,
 	startRedis,
 	type PostgresServer,
@@ -49,15 +61,43 @@ export interface QueueStackOptions extends StackOptions {
 	postgresPort?: number;
 	/** Fixed worker health ports (QUEUE_HEALTH_CHECK_PORT), one per worker (default: free ones). */
 	workerPorts?: number[];
+	/**
+	 * Number of `n8n webhook` processes behind the front's round-robin (default 0: the main serves
+	 * production webhooks). With 1 or more, the main no longer serves them.
+	 */
+	webhookProcesses?: number;
 }
 
 export interface QueueStack extends Stack {
 	workers: N8nProcess[];
+	/** The `n8n webhook` processes, named `n8n-webhook-1`, ... (the front's backend names). */
+	webhookProcesses: N8nProcess[];
 	redis: RedisServer;
 	postgres: PostgresServer;
 	/** Environment shared by every n8n process of this stack (queue mode + database). */
 	queueEnv: Record<string, string>;
+	/**
+	 * Stops every n8n process (webhook processes and workers first, then the main): SIGTERM, then
+	 * SIGKILL after `graceMs` (default 30 s, n8n's own graceful shutdown time).
+	 */
+	stopN8n(graceMs?: number): Promise<void>;
+	/** Starts them again on the same database and ports: the main first (it must be ready), then the rest. */
+	startN8n(): Promise<void>;
 }
+
+/**
+ * The environment every process gets with dedicated webhook processes (see the header). n8n's
+ * PostgreSQL pool holds 2 connections and a request waits 20 s for one by default: under a burst
+ * of 300 deliveries on 2 busy cores the webhook processes answered 500, and executions failed,
+ * with "timeout exceeded when trying to connect" (still a few with a pool of 10), some after n8n
+ * had answered the delivery 200: lost events that no trigger can recover. A pool of 20 per process
+ * (PostgreSQL here allows 200 connections) and a 2-minute wait keep the database out of the way.
+ */
+const WEBHOOK_PROCESS_ENV = {
+	DB_PING_TIMEOUT_MS: '30000',
+	DB_POSTGRESDB_POOL_SIZE: '20',
+	DB_POSTGRESDB_CONNECTION_TIMEOUT: '120000',
+};
 
 /**
  * Redis + PostgreSQL + the stack (sandbox API, TLS front, n8n main) in queue mode + workers. The
@@ -68,6 +108,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	const t0 = Date.now();
 	const workerCount = options.workers ?? 2;
 	const concurrency = options.concurrency ?? 10;
+	const webhookCount = options.webhookProcesses ?? 0;
 	const binaries = await step('ensure Redis and PostgreSQL (Debian packages)', () =>
 		ensureQueueServices(),
 	);
@@ -116,64 +157,86 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			EXECUTIONS_MODE: 'queue',
 			QUEUE_BULL_REDIS_HOST: '127.0.0.1',
 			QUEUE_BULL_REDIS_PORT: String(redis.port),
-			DB_TYPE: 'postgresdb',
-			DB_POSTGRESDB_HOST: '127.0.0.1',
-			DB_POSTGRESDB_PORT: String(postgres.port),
-			DB_POSTGRESDB_DATABASE: postgres.database,
-			DB_POSTGRESDB_USER: postgres.user,
-			DB_POSTGRESDB_PASSWORD: '',
+			...postgresEnv(postgres),
+			...(webhookCount > 0 ? WEBHOOK_PROCESS_ENV : {}),
 			...(options.n8nEnv ?? {}),
 		};
-		const stack = await startStack({ ...options, n8nEnv: queueEnv });
+		const stack = await startStack({
+			...options,
+			n8nEnv: queueEnv,
+			mainEnv:
+				webhookCount > 0
+					? { N8N_DISABLE_PRODUCTION_MAIN_PROCESS: 'true', ...(options.mainEnv ?? {}) }
+					: options.mainEnv,
+		});
 
 		const workers: N8nProcess[] = [];
+		const webhookProcesses: N8nProcess[] = [];
 		try {
-			const specs = [];
 			for (let i = 0; i < workerCount; i++) {
-				specs.push({
-					health: options.workerPorts?.[i] ?? (await freePort()),
-					broker: await freePort(),
-					name: `n8n-worker-${i + 1}`,
-				});
+				const health = options.workerPorts?.[i] ?? (await freePort());
+				workers.push(
+					stack.host.addProcess({
+						command: 'worker',
+						args: [`--concurrency=${concurrency}`],
+						port: health,
+						brokerPort: await freePort(),
+						name: `n8n-worker-${i + 1}`,
+						echo: options.echo,
+						env: {
+							QUEUE_HEALTH_CHECK_ACTIVE: 'true',
+							QUEUE_HEALTH_CHECK_PORT: String(health),
+						},
+					}),
+				);
 			}
-			// Workers start after the main process has migrated the database.
-			await Promise.all(
-				specs.map(async (spec) => {
-					workers.push(
-						await stack.host.startProcess({
-							command: 'worker',
-							args: [`--concurrency=${concurrency}`],
-							port: spec.health,
-							brokerPort: spec.broker,
-							name: spec.name,
-							echo: options.echo,
-							env: {
-								QUEUE_HEALTH_CHECK_ACTIVE: 'true',
-								QUEUE_HEALTH_CHECK_PORT: String(spec.health),
-							},
-						}),
-					);
-				}),
+			for (let i = 0; i < webhookCount; i++) {
+				webhookProcesses.push(
+					stack.host.addProcess({
+						command: 'webhook',
+						port: await freePort(),
+						brokerPort: await freePort(),
+						name: `n8n-webhook-${i + 1}`,
+						echo: options.echo,
+					}),
+				);
+			}
+			// Workers and webhook processes start after the main process has migrated the database.
+			await startSecondaries(workers, webhookProcesses);
+			stack.front.setWebhookBackends(
+				webhookProcesses.map((p) => ({ name: p.name, port: p.options.port })),
 			);
-			workers.sort((a, b) => a.name.localeCompare(b.name));
-			await step('workers healthy (/healthz/readiness)', async () => {
-				for (const worker of workers)
-					await waitHttpOk(`${worker.url}/healthz/readiness`, 60_000, worker);
-			});
 		} catch (error) {
 			await stack.stop();
 			throw error;
 		}
 
+		const stopN8n = (graceMs?: number) =>
+			step(`${options.name}: stop every n8n process`, async () => {
+				// Webhook processes and workers first (nothing new arrives, running executions finish),
+				// then the main.
+				await Promise.all([...webhookProcesses, ...workers].map((p) => p.stop(graceMs)));
+				await stack.main.stop(graceMs);
+			});
+		const startN8n = () =>
+			step(`${options.name}: start every n8n process`, async () => {
+				await stack.main.start();
+				await stack.client.login(stack.owner);
+				await startSecondaries(workers, webhookProcesses);
+			});
+
 		log(
-			`${options.name}: queue-mode stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (Redis ${redis.port}, PostgreSQL ${postgres.port}, ${workers.length} workers)`,
+			`${options.name}: queue-mode stack ready in ${((Date.now() - t0) / 1000).toFixed(1)} s (Redis ${redis.port}, PostgreSQL ${postgres.port}, ${workers.length} workers, ${webhookProcesses.length} webhook processes)`,
 		);
 		return {
 			...stack,
 			workers,
+			webhookProcesses,
 			redis,
 			postgres,
 			queueEnv,
+			stopN8n,
+			startN8n,
 			stop: async () => {
 				try {
 					await stack.stop();
@@ -188,6 +251,15 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 		await stopServices();
 		throw error;
 	}
+}
+
+/** Starts (or restarts) the workers and webhook processes side by side and waits until each is ready. */
+async function startSecondaries(workers: N8nProcess[], webhooks: N8nProcess[]): Promise<void> {
+	await Promise.all([...workers, ...webhooks].map((p) => p.start()));
+	await step('workers and webhook processes healthy (/healthz/readiness)', async () => {
+		for (const p of [...workers, ...webhooks])
+			await waitHttpOk(`${p.url}/healthz/readiness`, 60_000, p);
+	});
 }
 
 async function waitHttpOk(url: string, timeoutMs: number, proc: N8nProcess): Promise<void> {

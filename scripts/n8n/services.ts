@@ -155,6 +155,18 @@ export interface PostgresServer {
 	stop(): Promise<void>;
 }
 
+/** The environment that points an n8n process at this PostgreSQL (every process of a stack shares it). */
+export function postgresEnv(postgres: PostgresServer): Record<string, string> {
+	return {
+		DB_TYPE: 'postgresdb',
+		DB_POSTGRESDB_HOST: '127.0.0.1',
+		DB_POSTGRESDB_PORT: String(postgres.port),
+		DB_POSTGRESDB_DATABASE: postgres.database,
+		DB_POSTGRESDB_USER: postgres.user,
+		DB_POSTGRESDB_PASSWORD: '',
+	};
+}
+
 function postgresIds(): { uid: number; gid: number } {
 	const line = fs
 		.readFileSync('/etc/passwd', 'utf8')

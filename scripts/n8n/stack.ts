@@ -14,8 +14,8 @@ import { N8nHost, type N8nProcess } from './n8n';
 import { packPackageCached, type PackedPackage } from './pack';
 import { cacheRoot, type N8nPaths } from './paths';
 import { assertPortsFree, freePort } from './ports';
-import { onCleanup } from './processes';
-import { ensureQueueServices, startPostgres, type PostgresServer } from './services';
+import { onCleanup, runNewestFirst } from './processes';
+import { ensureQueueServices, postgresEnv, startPostgres, type PostgresServer } from './services';
 import { startSandboxApi, type SandboxApi } from './sandbox-api';
 import { makeCertificates, startTlsFront, type Certificates, type TlsFront } from './tls-front';
 
@@ -43,6 +43,8 @@ export interface StackOptions {
 	encryptionKey?: string;
 	/** Extra environment of every n8n process. */
 	n8nEnv?: Record<string, string>;
+	/** Extra environment of the main process only (after `n8nEnv`). */
+	mainEnv?: Record<string, string>;
 	/** Interface n8n listens on (default 127.0.0.1). */
 	listenAddress?: string;
 	/** Interface the TLS front listens on (default 127.0.0.1). */
@@ -92,16 +94,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 	const stop = async () => {
 		if (stopped) return;
 		stopped = true;
-		await step(`${options.name}: shut down`, async () => {
-			while (stoppers.length) {
-				const s = stoppers.pop()!;
-				try {
-					await s.fn();
-				} catch (error) {
-					log(`stopping ${s.name} failed: ${(error as Error).message}`);
-				}
-			}
-		});
+		await step(`${options.name}: shut down`, () => runNewestFirst(stoppers, 'stopping'));
 		if (!keep && !failed && !options.workDir) fs.rmSync(workDir, { recursive: true, force: true });
 		else log(`kept ${workDir}`);
 	};
@@ -195,14 +188,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 					fs.rmSync(pgDir, { recursive: true, force: true });
 				},
 			});
-			databaseEnv = {
-				DB_TYPE: 'postgresdb',
-				DB_POSTGRESDB_HOST: '127.0.0.1',
-				DB_POSTGRESDB_PORT: String(postgres.port),
-				DB_POSTGRESDB_DATABASE: postgres.database,
-				DB_POSTGRESDB_USER: postgres.user,
-				DB_POSTGRESDB_PASSWORD: '',
-			};
+			databaseEnv = postgresEnv(postgres);
 		}
 
 		const webhookBaseUrl = `${front.url}/`;
@@ -222,6 +208,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			brokerPort: ports.broker,
 			name: 'n8n-main',
 			echo: options.echo,
+			env: options.mainEnv,
 		});
 		stoppers.push({
 			name: 'n8n processes',

@@ -1,7 +1,10 @@
 // The TLS front: the learning platform only delivers webhooks to https:// URLs, while n8n listens
 // on plain http. A certificate authority and a server certificate for 127.0.0.1/localhost are
 // made at start with the `openssl` CLI; the CA certificate is handed to the sandbox API so its
-// deliveries verify the front, and n8n's WEBHOOK_URL points at the front.
+// deliveries verify the front, and n8n's WEBHOOK_URL points at the front. With `n8n webhook`
+// processes (queue.ts), the front is also their load balancer: `/webhook/` round-robin over them,
+// everything else to the main, and each request's backend recorded.
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as https from 'node:https';
@@ -97,8 +100,20 @@ export interface FrontRequest {
 	at: number;
 	method: string;
 	url: string;
+	/** Which backend served it: `main`, or the name of a webhook process. */
+	backend: string;
+	/** SHA-256 (hex) of the request body as received: identical bytes (a platform retry) share it. */
+	bodySha256?: string;
 	status?: number;
+	/** When the backend's answer headers arrived. */
+	answeredAt?: number;
 	error?: string;
+}
+
+/** An n8n process the front forwards to (plain http on 127.0.0.1). */
+export interface FrontBackend {
+	name: string;
+	port: number;
 }
 
 export interface TlsFront {
@@ -110,29 +125,63 @@ export interface TlsFront {
 	requests: FrontRequest[];
 	/** Holds n8n's answers back this long before passing them on (a slow network or n8n); 0 = off. */
 	delayResponses(ms: number): void;
+	/**
+	 * Production webhooks (`/webhook/...`) go round-robin over these backends, one request each in
+	 * turn, as a load balancer in front of `n8n webhook` processes does; everything else (editor,
+	 * REST, `/webhook-test/`, `/webhook-waiting/`) goes to the main. Empty: all to the main.
+	 */
+	setWebhookBackends(backends: FrontBackend[]): void;
 	close(): Promise<void>;
 }
 
-/** An https reverse proxy on 127.0.0.1:`port` to http://127.0.0.1:`targetPort`, streaming both ways. */
+/** Requests kept in `front.requests` (the oldest are dropped beyond this). */
+const MAX_RECORDED = 50_000;
+
+/**
+ * An https reverse proxy on 127.0.0.1:`port` to http://127.0.0.1:`targetPort` (the main), streaming
+ * both ways; with webhook backends set, `/webhook/` requests are spread over them round-robin. No
+ * health checks and no failover: a backend that is down answers 502 through the front, like a
+ * load balancer whose checks have not noticed yet.
+ */
 export async function startTlsFront(options: {
 	port: number;
 	targetPort: number;
 	certificates: Certificates;
 	host?: string;
 }): Promise<TlsFront> {
-	const targetPort = options.targetPort;
+	const main: FrontBackend = { name: 'main', port: options.targetPort };
+	let webhookBackends: FrontBackend[] = [];
+	let nextWebhookBackend = 0;
 	let responseDelayMs = 0;
 	const requests: FrontRequest[] = [];
+	const route = (url: string): FrontBackend => {
+		if (!webhookBackends.length || !url.startsWith('/webhook/')) return main;
+		const backend = webhookBackends[nextWebhookBackend % webhookBackends.length];
+		nextWebhookBackend = (nextWebhookBackend + 1) % webhookBackends.length;
+		return backend;
+	};
 	const server = https.createServer(
 		{ key: options.certificates.keyPem, cert: options.certificates.certPem },
 		(req, res) => {
+			const backend = route(req.url ?? '/');
 			const entry: FrontRequest = {
 				at: Date.now(),
 				method: req.method ?? 'GET',
 				url: req.url ?? '/',
+				backend: backend.name,
 			};
 			requests.push(entry);
-			if (requests.length > 5000) requests.shift();
+			if (requests.length > MAX_RECORDED) requests.splice(0, requests.length - MAX_RECORDED);
+			const hash = createHash('sha256');
+			req.on('data', (chunk: Buffer) => hash.update(chunk));
+			req.on('end', () => (entry.bodySha256 = hash.digest('hex')));
+			// A side that goes away mid-request is recorded, never an uncaught error in this process.
+			const failed = (error: Error) => {
+				entry.error ??= error.message;
+				upstream.destroy();
+			};
+			req.on('error', failed);
+			res.on('error', failed);
 			const headers = { ...req.headers };
 			const remote = req.socket.remoteAddress ?? '127.0.0.1';
 			headers['x-forwarded-for'] = headers['x-forwarded-for']
@@ -141,9 +190,14 @@ export async function startTlsFront(options: {
 			headers['x-forwarded-proto'] = 'https';
 			headers['x-forwarded-host'] = headers.host ?? `127.0.0.1:${options.port}`;
 			const upstream = http.request(
-				{ host: '127.0.0.1', port: targetPort, method: req.method, path: req.url, headers },
+				{ host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers },
 				(upstreamRes) => {
+					upstreamRes.on('error', (error) => {
+						entry.error ??= error.message;
+						res.destroy();
+					});
 					entry.status = upstreamRes.statusCode;
+					entry.answeredAt = Date.now();
 					const forward = () => {
 						res.writeHead(
 							upstreamRes.statusCode ?? 502,
@@ -159,8 +213,9 @@ export async function startTlsFront(options: {
 			upstream.on('error', (error) => {
 				entry.error = error.message;
 				entry.status = 502;
+				entry.answeredAt = Date.now();
 				if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
-				res.end(`TLS front: n8n is not reachable (${error.message})\n`);
+				res.end(`TLS front: n8n (${backend.name}) is not reachable (${error.message})\n`);
 			});
 			req.pipe(upstream);
 		},
@@ -178,7 +233,7 @@ export async function startTlsFront(options: {
 		});
 	});
 	const port = (server.address() as AddressInfo).port;
-	log(`TLS front on https://127.0.0.1:${port} -> http://127.0.0.1:${targetPort}`);
+	log(`TLS front on https://127.0.0.1:${port} -> http://127.0.0.1:${main.port}`);
 	return {
 		port,
 		url: `https://127.0.0.1:${port}`,
@@ -186,6 +241,13 @@ export async function startTlsFront(options: {
 		requests,
 		delayResponses(ms) {
 			responseDelayMs = ms;
+		},
+		setWebhookBackends(backends) {
+			webhookBackends = [...backends];
+			nextWebhookBackend = 0;
+			log(
+				`TLS front: /webhook/ round-robin over ${backends.map((b) => `${b.name} (:${b.port})`).join(', ') || 'the main only'}`,
+			);
 		},
 		close: () =>
 			new Promise<void>((resolve) => {

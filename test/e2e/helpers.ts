@@ -95,6 +95,29 @@ export function useStack(
 	return ctx;
 }
 
+/**
+ * The `afterAll` of a file that starts its own stack: stops it (also after failed tests) and every
+ * process left, then prints what the file measured, its total time and the step timings.
+ */
+export function stopAndReport(
+	name: string,
+	stack: () => { stop(): Promise<void> } | undefined,
+	report: Record<string, unknown>,
+	startedAt: number,
+): void {
+	afterAll(async () => {
+		try {
+			await stack()?.stop();
+		} finally {
+			await cleanupAll();
+			log(`${name}: measured ${JSON.stringify(report, null, 1)}`);
+			log(
+				`${name}: total ${((Date.now() - startedAt) / 1000).toFixed(0)} s; step timings\n${timingReport()}`,
+			);
+		}
+	}, 180_000);
+}
+
 let idCounter = 0;
 /** A workflow/credential id unique in this run (n8n ids: up to 16 characters, alphanumeric). */
 export function uniqueId(prefix: string): string {

@@ -14,7 +14,6 @@
 // activated first and checked last, while the other tests run.
 import { randomUUID } from 'node:crypto';
 import {
-	cleanupAll,
 	executionError,
 	scaled,
 	executionsByWorker,
@@ -22,13 +21,12 @@ import {
 	nodeOutput,
 	sandboxCredential,
 	startQueueStack,
-	timingReport,
 	type ExecutionSummary,
 	type QueueStack,
 	type SandboxUser,
 } from '../../scripts/n8n';
 import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
-import { landed, linearWorkflow, sleep, TYPES, uniqueId } from './helpers';
+import { landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
 
@@ -202,17 +200,7 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		generated.a = await generate(batchA);
 	}, 900_000);
 
-	afterAll(async () => {
-		try {
-			await stack?.stop();
-		} finally {
-			await cleanupAll();
-			log(`e2e-queue: measured ${JSON.stringify(report, null, 1)}`);
-			log(
-				`e2e-queue: total ${((Date.now() - suiteStart) / 1000).toFixed(0)} s; step timings\n${timingReport()}`,
-			);
-		}
-	}, 180_000);
+	stopAndReport('e2e-queue', () => stack, report, suiteStart);
 
 	test('the community package is loaded by the main process and by both workers', async () => {
 		expect(await stack.client.nodeTypeNames()).toContain(TYPES.action);

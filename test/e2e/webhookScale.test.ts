@@ -1,0 +1,445 @@
+// The webhook trigger at scale: exactly one execution per course completion with dedicated
+// `n8n webhook` processes behind a load balancer, through outages and bursts.
+//
+// One queue-mode stack for the file (scripts/n8n/queue.ts): PostgreSQL, Redis, n8n main, 2 workers
+// and 2 `n8n webhook` processes; the TLS front spreads `/webhook/` round-robin over the two
+// webhook processes and records which one served each request. One workflow, "Learning Platform
+// Trigger (Completion_created) -> No-Op", activated through n8n's API. Every completion is a
+// distinct learner and course, so each has its own completion id; n8n is judged by what it stored
+// (its executions, read through the public API: `payload.completion.id` of the trigger's output).
+//
+// a. 300 completions at once; the sandbox drops n8n's answer to every 5th delivery's first
+//    attempt (n8n received and acted on it), so the platform retries the same bytes, and the
+//    round-robin front sends some retries to the other webhook process. One execution each.
+// b. The workflow deactivated, 30 completions, activated again: one execution each.
+// c. Every n8n process stopped for 2 minutes while completions happen and the platform's retries
+//    run out, then started again on the same database: what starts, after how long; never a
+//    duplicate, and with the trigger's "Recover Missed Deliveries" on, every one.
+// In b and c one more completion happens after n8n is back, as in real life (a recovery may be
+// set off by activation, by n8n's start or by the next delivery); it must run exactly once too.
+import { createHash, randomUUID } from 'node:crypto';
+import {
+	executionError,
+	log,
+	nodeOutput,
+	sandboxCredential,
+	scaled,
+	startQueueStack,
+	type ExecutionSummary,
+	type QueueStack,
+	type SandboxDelivery,
+	type SandboxUser,
+} from '../../scripts/n8n';
+import { demoData, landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
+
+jest.setTimeout(900_000);
+landed();
+
+const EVENT = 'Events\\Courses\\Completion_created';
+const TRIGGER = 'Completion';
+const BURST = 300;
+const DROP_EVERY = 5;
+const WHILE_INACTIVE = 30;
+const OUTAGE_MS = 120_000;
+/** completions during the outage: one every OUTAGE_SPACING_MS over the first minute */
+const WHILE_DOWN = 20;
+const OUTAGE_SPACING_MS = 3_000;
+
+describe('webhook trigger at scale: 2 webhook processes behind a round-robin front, outages, bursts', () => {
+	let stack: QueueStack;
+	const suiteStart = Date.now();
+	const report: Record<string, unknown> = {};
+	const credentialId = uniqueId('scaleCred');
+	let workflowId = '';
+	let user: SandboxUser;
+	/** whether the installed trigger has the option "Recover Missed Deliveries" (then it is on) */
+	let recoveryOn = false;
+	/** distinct (learner, course) pairs: each simulated completion gets its own completion id */
+	let pairs: Array<{ userId: number; contentId: number }> = [];
+	let nextPair = 0;
+
+	const control = () => stack.sandbox!.control;
+
+	/** every completion id this file fired (executions of an earlier part are not a later part's) */
+	const fired = new Set<number>();
+	/** `n` completions (fresh pairs), up to 25 at a time; their completion ids. */
+	async function complete(n: number): Promise<number[]> {
+		const batch = pairs.slice(nextPair, nextPair + n);
+		nextPair += n;
+		if (batch.length < n) throw new Error(`only ${pairs.length} learner/course pairs`);
+		const ids: number[] = [];
+		for (let i = 0; i < batch.length; i += 25) {
+			const created = await Promise.all(
+				batch.slice(i, i + 25).map((pair) => control().simulateCompletion(pair)),
+			);
+			ids.push(...created.map((c) => c.completion.completionid));
+		}
+		for (const id of ids) fired.add(id);
+		return ids;
+	}
+
+	const finished = (e: ExecutionSummary) => !['new', 'running', 'waiting'].includes(e.status);
+
+	async function executionIds(): Promise<Set<string>> {
+		return new Set((await stack.client.listExecutions({ workflowId })).map((e) => String(e.id)));
+	}
+
+	/** The completion id an execution was started for (the trigger's output item). */
+	function completionOf(execution: ExecutionSummary): number | undefined {
+		const payload = nodeOutput(execution, TRIGGER)[0]?.payload as
+			| { completion?: { id?: unknown } }
+			| undefined;
+		const id = payload?.completion?.id;
+		return typeof id === 'number' ? id : undefined;
+	}
+
+	interface Outcome {
+		/** executions started since `seen`, with their data */
+		executions: ExecutionSummary[];
+		/** executions per completion id */
+		perCompletion: Map<number, ExecutionSummary[]>;
+		lost: number[];
+		/** executions beyond one per completion */
+		duplicates: number;
+		/** executions for a completion this file never fired (or without one) */
+		strays: ExecutionSummary[];
+		/** executions of an earlier part's completions that started during this one */
+		late: number;
+		failed: ExecutionSummary[];
+	}
+
+	/**
+	 * Waits until every completion in `ids` has an execution, the platform has nothing pending and
+	 * the executions have been quiet for a few seconds (late duplicates show up), or `timeoutMs`
+	 * has passed; then reads the new executions with their data.
+	 */
+	async function settle(ids: number[], seen: Set<string>, timeoutMs: number): Promise<Outcome> {
+		const deadline = Date.now() + scaled(timeoutMs);
+		let last = -1;
+		let quietSince = Date.now();
+		for (;;) {
+			const fresh = (await stack.client.listExecutions({ workflowId })).filter(
+				(e) => !seen.has(String(e.id)),
+			);
+			const { pending } = await control().pendingDeliveries();
+			if (fresh.length !== last) {
+				last = fresh.length;
+				quietSince = Date.now();
+			}
+			const done =
+				fresh.length >= ids.length &&
+				fresh.every(finished) &&
+				pending === 0 &&
+				Date.now() - quietSince >= scaled(5_000);
+			if (done || Date.now() > deadline) break;
+			await sleep(1_000);
+		}
+		const wanted = new Set(ids);
+		const perCompletion = new Map<number, ExecutionSummary[]>();
+		const strays: ExecutionSummary[] = [];
+		const executions: ExecutionSummary[] = [];
+		let late = 0;
+		for (const execution of await stack.client.listExecutions({ workflowId, includeData: true })) {
+			if (seen.has(String(execution.id))) continue;
+			const id = completionOf(execution);
+			if (id !== undefined && fired.has(id) && !wanted.has(id)) {
+				late++;
+				continue;
+			}
+			executions.push(execution);
+			if (id === undefined || !wanted.has(id)) strays.push(execution);
+			else perCompletion.set(id, [...(perCompletion.get(id) ?? []), execution]);
+		}
+		return {
+			executions,
+			perCompletion,
+			lost: ids.filter((id) => !perCompletion.has(id)),
+			duplicates: [...perCompletion.values()].reduce((sum, list) => sum + list.length - 1, 0),
+			strays,
+			late,
+			failed: executions.filter((e) => finished(e) && e.status !== 'success'),
+		};
+	}
+
+	/** The platform's delivery attempts of these completions, grouped per delivery (log entry). */
+	async function deliveriesOf(ids: number[]): Promise<SandboxDelivery[][]> {
+		const wanted = new Set(ids);
+		const byLog = new Map<number, SandboxDelivery[]>();
+		for (const attempt of await control().deliveries({ username: user.username })) {
+			const id = (JSON.parse(attempt.body) as { payload?: { completion?: { id?: number } } })
+				.payload?.completion?.id;
+			if (id === undefined || !wanted.has(id)) continue;
+			byLog.set(attempt.log_id!, [...(byLog.get(attempt.log_id!) ?? []), attempt]);
+		}
+		// in the order sent: a redispatch (by the trigger's recovery) starts again at attempt 1
+		return [...byLog.values()].map((list) =>
+			list.sort((a, b) => Date.parse(a.sent_at) - Date.parse(b.sent_at) || a.id - b.id),
+		);
+	}
+
+	/** Which backends of the front served the attempts of one delivery, in order (identical bytes). */
+	function backendsOf(delivery: SandboxDelivery[]): string[] {
+		const sha = createHash('sha256').update(delivery[0].body, 'utf8').digest('hex');
+		return stack.front.requests
+			.filter((r) => r.bodySha256 === sha)
+			.sort((a, b) => a.at - b.at)
+			.map((r) => r.backend);
+	}
+
+	function describeOutcome(outcome: Outcome, startedAfter?: number) {
+		const starts = outcome.executions
+			.map((e) => Date.parse(e.startedAt) - (startedAfter ?? 0))
+			.filter(Number.isFinite)
+			.sort((a, b) => a - b);
+		return {
+			executions: outcome.executions.length,
+			completionsExecuted: outcome.perCompletion.size,
+			lost: outcome.lost.length,
+			duplicates: outcome.duplicates,
+			strays: outcome.strays.length,
+			...(outcome.strays.length
+				? {
+						strayStatuses: outcome.strays.map(
+							(e) => `${e.status}${executionError(e) ? `: ${executionError(e)}` : ''}`,
+						),
+					}
+				: {}),
+			lateFromEarlierParts: outcome.late,
+			failed: outcome.failed.length,
+			...(startedAfter !== undefined && starts.length
+				? {
+						startedAfterMs: {
+							first: starts[0],
+							median: starts[Math.floor(starts.length / 2)],
+							last: starts[starts.length - 1],
+						},
+					}
+				: {}),
+		};
+	}
+
+	const failures = (outcome: Outcome) =>
+		outcome.failed.map((e) => `${e.id}: ${executionError(e) ?? e.status}`);
+
+	beforeAll(async () => {
+		stack = await startQueueStack({
+			name: 'e2e-webhook-scale',
+			sandbox: true,
+			workers: 2,
+			concurrency: 10,
+			webhookProcesses: 2,
+		});
+		await control().setConfig({ rateLimitPerMinute: 10_000 });
+		user = await control().issueRefreshToken(`scale-${credentialId.toLowerCase()}`);
+		await stack.host.importCredentials([sandboxCredential(credentialId, 'scale', user)]);
+
+		const triggerType = (await stack.client.types('nodes')).find((t) => t.name === TYPES.trigger);
+		const options = (
+			(triggerType?.properties as Array<{ name: string; options?: Array<{ name: string }> }>) ?? []
+		).find((p) => p.name === 'options');
+		recoveryOn = (options?.options ?? []).some((o) => o.name === 'recoverMissedDeliveries');
+		log(
+			`webhook scale: the installed trigger ${recoveryOn ? 'has' : 'has no'} option recoverMissedDeliveries${recoveryOn ? ' (turned on)' : ''}`,
+		);
+		// through the public API (a CLI import costs an n8n process start)
+		workflowId = (
+			await stack.client.createWorkflow(
+				linearWorkflow(uniqueId('scaleWf'), 'scale: one execution per completion', [
+					{
+						name: TRIGGER,
+						type: TYPES.trigger,
+						credentialId,
+						webhookId: randomUUID(),
+						parameters: {
+							event: EVENT,
+							options: recoveryOn ? { recoverMissedDeliveries: true } : {},
+						},
+					},
+					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
+				]),
+			)
+		).id;
+		await stack.client.activate(workflowId);
+
+		const demo = await demoData(stack);
+		const courses = demo.content
+			.filter((c) => c.contenttype === 'Course' && !c.deleted)
+			.map((c) => c.id);
+		pairs = courses.flatMap((contentId) =>
+			demo.activeLearners.map((learner) => ({ userId: learner.id, contentId })),
+		);
+	}, 900_000);
+
+	stopAndReport('e2e-webhook-scale', () => stack, report, suiteStart);
+
+	test(`a. ${BURST} completions at once, n8n's answer to every ${DROP_EVERY}th first attempt dropped: one execution per completion`, async () => {
+		// Retries come from the fault (and from real time-outs only if n8n takes longer than 30 s).
+		await control().setConfig({
+			deliveryMaxAttempts: 5,
+			deliveryBackoffMs: 1_000,
+			deliveryTimeoutMs: scaled(30_000),
+		});
+		await control().dropDeliveryAnswers({ every: DROP_EVERY, pathPattern: '^/webhook/' });
+		const seen = await executionIds();
+		let ids: number[] = [];
+		let outcome: Outcome;
+		try {
+			ids = await complete(BURST);
+			outcome = await settle(ids, seen, 300_000);
+		} finally {
+			await control().clearFaults();
+		}
+		const deliveries = await deliveriesOf(ids);
+		const dropped = deliveries.filter((d) => d[0].error?.startsWith('answer dropped (fault)'));
+		// the fault counts every attempt 1, a redispatch's too (it is a new delivery: new `now`,
+		// new delivery_id), so it fired on every 5th of those
+		const firstAttempts = deliveries.flat().filter((a) => a.attempt === 1);
+		const faulted = firstAttempts.filter((a) => a.error?.startsWith('answer dropped (fault)'));
+		const redispatched = deliveries.filter((d) => d.some((a) => a.delivery_id !== ''));
+		const retried = deliveries.filter((d) => d.length > 1);
+		const served = deliveries.map(backendsOf);
+		const firstOn = served.map((backends) => backends[0]);
+		const retryRoutes = retried.map((d) => backendsOf(d).slice(0, 2));
+		const onOther = retryRoutes.filter(([first, second]) => second && first !== second).length;
+		// what happened to each attempt: "1:200", "1:answer dropped", "2:timed out"...
+		const outcomes: Record<string, number> = {};
+		for (const a of deliveries.flat()) {
+			const what = `${a.attempt}:${a.status_code ?? (a.error ?? 'error').replace(/[:(].*$/, '').trim()}`;
+			outcomes[what] = (outcomes[what] ?? 0) + 1;
+		}
+		const firstAnswerMs = deliveries
+			.map((d) => d[0].response_time_ms ?? NaN)
+			.filter(Number.isFinite)
+			.sort((x, y) => x - y);
+		const spread: Record<string, number> = {};
+		for (const backend of firstOn) spread[backend ?? 'none'] = (spread[backend ?? 'none'] ?? 0) + 1;
+		report.burst = {
+			completions: ids.length,
+			deliveries: deliveries.length,
+			firstAttemptsAnsweredButDropped: dropped.length,
+			redispatchedDeliveries: redispatched.length,
+			retriedDeliveries: retried.length,
+			retriesOnTheOtherWebhookProcess: onOther,
+			retriesOnTheSameWebhookProcess: retried.length - onOther,
+			firstAttemptsPerBackend: spread,
+			attemptOutcomes: outcomes,
+			firstAttemptMs: {
+				median: firstAnswerMs[Math.floor(firstAnswerMs.length / 2)],
+				max: firstAnswerMs[firstAnswerMs.length - 1],
+			},
+			lastAttemptNot2xx: deliveries.filter((d) => {
+				const status = d[d.length - 1].status_code;
+				return status === null || status < 200 || status >= 300;
+			}).length,
+			...describeOutcome(outcome),
+		};
+		log(`webhook scale a (burst): ${JSON.stringify(report.burst)}`);
+
+		// the set-up did what it says: every delivery went through the front to a webhook process,
+		// both of them served, and the fault hit exactly every 5th first attempt
+		expect(deliveries).toHaveLength(BURST);
+		expect(served.every((backends) => backends.length >= 1)).toBe(true);
+		expect(Object.keys(spread).sort()).toEqual(stack.webhookProcesses.map((p) => p.name).sort());
+		expect(faulted).toHaveLength(Math.floor(firstAttempts.length / DROP_EVERY));
+		expect(dropped.length).toBeGreaterThanOrEqual(BURST / DROP_EVERY - redispatched.length);
+		// the issue's target: one execution per completion, none lost, none twice
+		expect(failures(outcome)).toEqual([]);
+		expect(outcome.strays).toEqual([]);
+		expect(outcome.lost).toEqual([]);
+		expect(outcome.duplicates).toBe(0);
+		expect(outcome.executions).toHaveLength(BURST);
+	});
+
+	test(`b. deactivated, ${WHILE_INACTIVE} completions, activated again: one execution per completion`, async () => {
+		await control().setConfig({ deliveryMaxAttempts: 2, deliveryBackoffMs: 1_000 });
+		const seen = await executionIds();
+		await stack.client.deactivate(workflowId);
+		const ids = await complete(WHILE_INACTIVE);
+		// the platform has tried (and given up on) whatever it had to deliver
+		const idleDeadline = Date.now() + scaled(60_000);
+		while ((await control().pendingDeliveries()).pending > 0 && Date.now() < idleDeadline)
+			await sleep(500);
+		const whileInactive = await deliveriesOf(ids);
+		const liveSubscriptions = (await control().subscriptions(user.username)).filter(
+			(s) => s.deleted_at === null,
+		).length;
+		const activatedAt = Date.now();
+		await stack.client.activate(workflowId);
+		const after = await complete(1);
+		const outcome = await settle([...ids, ...after], seen, 90_000);
+		report.whileInactive = {
+			completions: ids.length,
+			plusOneAfterActivation: after[0],
+			deliveriesTriedWhileInactive: whileInactive.length,
+			statusesWhileInactive: [
+				...new Set(whileInactive.flat().map((a) => a.status_code ?? a.error)),
+			],
+			liveSubscriptionsWhileInactive: liveSubscriptions,
+			missedCompletionsExecuted: ids.filter((id) => outcome.perCompletion.has(id)).length,
+			...describeOutcome(outcome, activatedAt),
+		};
+		log(`webhook scale b (inactive): ${JSON.stringify(report.whileInactive)}`);
+
+		expect(failures(outcome)).toEqual([]);
+		expect(outcome.strays).toEqual([]);
+		expect(outcome.lost).toEqual([]);
+		expect(outcome.duplicates).toBe(0);
+		expect(outcome.executions).toHaveLength(WHILE_INACTIVE + 1);
+	});
+
+	test('c. every n8n process stopped for 2 minutes while completions happen and the retries run out, then started again', async () => {
+		// 3 attempts 5 s and 10 s apart: the platform gives up on each delivery within ~20 s.
+		await control().setConfig({
+			deliveryMaxAttempts: 3,
+			deliveryBackoffMs: 5_000,
+			deliveryTimeoutMs: 10_000,
+		});
+		const seen = await executionIds();
+		// an outage, not a maintenance window: 15 s to stop gracefully, then killed
+		await stack.stopN8n(15_000);
+		const downAt = Date.now();
+		const ids: number[] = [];
+		for (let i = 0; i < WHILE_DOWN; i++) {
+			ids.push(...(await complete(1)));
+			await sleep(OUTAGE_SPACING_MS);
+		}
+		await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
+		const pendingAtRestart = (await control().pendingDeliveries()).pending;
+		const duringOutage = await deliveriesOf(ids);
+		const startAt = Date.now();
+		await stack.startN8n();
+		const upAt = Date.now();
+		const after = await complete(1);
+		const outcome = await settle([...ids, ...after], seen, 120_000);
+		const recovered = ids.filter((id) => outcome.perCompletion.has(id)).length;
+		report.outage = {
+			downMs: startAt - downAt,
+			restartMs: upAt - startAt,
+			recoveryOptionOn: recoveryOn,
+			completionsWhileDown: ids.length,
+			plusOneAfterRestart: after[0],
+			platformAttemptsWhileDown: duringOutage.flat().length,
+			platformGaveUpOn: duringOutage.filter((d) => d.length === 3).length,
+			pendingAtRestart,
+			attemptStatusesWhileDown: [
+				...new Set(duringOutage.flat().map((a) => a.status_code ?? a.error)),
+			],
+			recovered,
+			afterRestartExecuted: outcome.perCompletion.has(after[0]),
+			...describeOutcome(outcome, upAt),
+		};
+		log(`webhook scale c (outage): ${JSON.stringify(report.outage)}`);
+
+		// the set-up: the platform had tried every completion during the outage and given up
+		expect(pendingAtRestart).toBe(0);
+		expect(duringOutage).toHaveLength(WHILE_DOWN);
+		expect(duringOutage.every((d) => d.every((a) => a.status_code !== 200))).toBe(true);
+		// never twice; the completion after the restart runs
+		expect(failures(outcome)).toEqual([]);
+		expect(outcome.strays).toEqual([]);
+		expect(outcome.duplicates).toBe(0);
+		expect(outcome.perCompletion.has(after[0])).toBe(true);
+		// with "Recover Missed Deliveries" on, every completion of the outage runs too
+		if (recoveryOn) expect(outcome.lost).toEqual([]);
+	});
+});
