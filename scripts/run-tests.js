@@ -18,17 +18,19 @@ const extraArgs = process.argv.slice(2);
 const versions = require('./n8n/versions.json');
 
 // The whole e2e suite on the pinned n8n; on the other tested versions a named subset (CI's time
-// budget): the packed package loads and runs, every action operation, both triggers, rotation.
+// budget): the files in `matrixTests`, and of the one-n8n file (instance.test.ts) the suites in
+// `matrixSuites`: the packed package loads and runs, every action operation, the error wording,
+// both triggers, the tools for AI agents and MCP, rotation.
 const subset = `test/e2e/(${versions.matrixTests.join('|')})\\.test\\.ts$`;
 const runs = [
 	{ project: 'integration', label: 'integration', args: ['--maxWorkers=2'] },
 	{ project: 'e2e', label: `e2e on n8n ${versions.pinned}`, args: ['--runInBand'] },
 	...versions.matrix.map((version) => ({
 		project: 'e2e',
-		label: `e2e on n8n ${version} (${versions.matrixTests.join(', ')})`,
+		label: `e2e on n8n ${version} (${[...versions.matrixSuites, ...versions.matrixTests.filter((t) => t !== 'instance')].join(', ')})`,
 		output: `e2e-n8n-${version}`,
 		args: ['--runInBand', '--testPathPattern', subset],
-		env: { LP_N8N_VERSION: version },
+		env: { LP_N8N_VERSION: version, LP_E2E_SUITES: versions.matrixSuites.join(',') },
 	})),
 ];
 

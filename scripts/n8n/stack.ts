@@ -77,6 +77,8 @@ export interface Stack {
 	owner: OwnerAccount;
 	/** `https://127.0.0.1:<front>/` */
 	webhookBaseUrl: string;
+	/** Keeps the work folder (logs, screenshots) after `stop`, e.g. because a test failed. */
+	keepWorkDir(): void;
 	stop(): Promise<void>;
 }
 
@@ -84,7 +86,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 	const t0 = Date.now();
 	const workDir = options.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-`));
 	fs.mkdirSync(workDir, { recursive: true });
-	const keep = options.keepWorkDir || process.env.LP_KEEP_WORKDIR === '1';
+	let keep = options.keepWorkDir || process.env.LP_KEEP_WORKDIR === '1';
 	const logDir = path.join(workDir, 'logs');
 	log(`${options.name}: work folder ${workDir} (logs in ${logDir})`);
 
@@ -233,6 +235,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			client: main.client,
 			owner,
 			webhookBaseUrl,
+			keepWorkDir: () => {
+				keep = true;
+			},
 			stop: async () => {
 				unregister();
 				await stop();

@@ -66,15 +66,18 @@ function prepacked(): PackedPackage | undefined {
 	return { tarball, name: PACKAGE_NAME, version: 'prepacked', files: [] };
 }
 
+/** What a suite gets: the stack and its n8n client, set in the file's beforeAll. */
+export interface StackContext {
+	stack: Stack;
+	client: N8nClient;
+}
+
 /**
  * Starts the stack for one test file and registers its shutdown. Use as
  * `const ctx = useStack('name')` at the top of a describe; `ctx.stack` is set in beforeAll.
  */
-export function useStack(
-	name: string,
-	options: Partial<StackOptions> = {},
-): { stack: Stack; client: N8nClient } {
-	const ctx = {} as { stack: Stack; client: N8nClient };
+export function useStack(name: string, options: Partial<StackOptions> = {}): StackContext {
+	const ctx = {} as StackContext;
 	beforeAll(async () => {
 		ctx.stack = await startStack({
 			name,

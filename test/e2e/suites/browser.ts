@@ -1,0 +1,250 @@
+// The editor as a person meets it: real n8n 2.40.7 with the packed package and the demo, driven in
+// headless Chromium (Debian's package, installed by the harness when missing) by playwright-core.
+// Logs in as the owner, opens the bulk-bookmark demo, opens a Learning Platform node, checks its
+// fields, runs it with "Execute step" and reads the records in the output panel; opens the
+// credential dialog and the webhook trigger's panel; sends one message in the HR assistant's chat
+// panel (AI Agent with the package's tools on the sandbox's scripted model) and reads the answer. Waits are on elements, with time-outs
+// stretched by how slowly n8n started (never fixed sleeps). A failing step leaves a screenshot
+// and the page's HTML in the stack's logs folder, which is then kept.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { DEFAULT_OWNER, HR_ASSISTANT, installDemo, log, scaled } from '../../../scripts/n8n';
+import { launchChromium } from '../../../scripts/n8n/browser';
+import type { StackContext } from '../helpers';
+
+const BOOKMARK_WORKFLOW = 'LpDemoBookmarks0';
+const COMPLETION_WORKFLOW = 'LpDemoCompletion';
+const FEED_NODE = 'Learners of course 101';
+const TRIGGER_NODE = 'Course completed';
+
+export function browserSuite(ctx: StackContext): void {
+	describe('the editor in a real browser', () => {
+		let browser: Browser | undefined;
+		let context: BrowserContext;
+		let page: Page;
+		let failures = 0;
+		const started = Date.now();
+		const timings: string[] = [];
+
+		/** A wait for an element: generous, and longer when n8n started slowly on this machine. */
+		const t = (ms: number) => scaled(ms);
+
+		function nodeOnCanvas(name: string): Locator {
+			return page.locator(`[data-test-id="canvas-node"][data-node-name="${name}"]`);
+		}
+
+		/** Runs one part of a test; on failure keeps a screenshot and the HTML in the stack's logs. */
+		async function part(name: string, fn: () => Promise<void>): Promise<void> {
+			const t0 = Date.now();
+			try {
+				await fn();
+				timings.push(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+			} catch (error) {
+				failures++;
+				const dir = path.join(ctx.stack.workDir, 'logs', 'browser');
+				fs.mkdirSync(dir, { recursive: true });
+				const base = path.join(dir, `${Date.now()}-${name.replace(/[^a-z0-9]+/gi, '-')}`);
+				await page?.screenshot({ path: `${base}.png`, fullPage: true }).catch(() => undefined);
+				await fs.promises
+					.writeFile(`${base}.html`, (await page?.content().catch(() => '')) ?? '')
+					.catch(() => undefined);
+				log(
+					`browser test: "${name}" failed after ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot ${base}.png`,
+				);
+				throw error;
+			}
+		}
+
+		async function openWorkflow(id: string): Promise<void> {
+			await page.goto(`${ctx.stack.client.baseUrl}/workflow/${id}`);
+			await page
+				.locator('[data-test-id="canvas-node"]')
+				.first()
+				.waitFor({ timeout: t(90_000) });
+		}
+
+		async function openNode(name: string): Promise<Locator> {
+			const node = nodeOnCanvas(name);
+			await node.waitFor({ timeout: t(60_000) });
+			await node.dblclick();
+			const ndv = page.getByTestId('ndv');
+			await ndv.waitFor({ timeout: t(60_000) });
+			return ndv;
+		}
+
+		async function closeNode(): Promise<void> {
+			await page.keyboard.press('Escape');
+			await page.getByTestId('ndv').waitFor({ state: 'hidden', timeout: t(30_000) });
+		}
+
+		beforeAll(async () => {
+			await installDemo(ctx.stack, { apiStateExisted: false });
+			browser = await launchChromium();
+			// n8n marks its elements with data-test-id (playwright's default is data-testid)
+			const { selectors } = await import('playwright-core');
+			selectors.setTestIdAttribute('data-test-id');
+			// The chat panel posts to n8n's webhook URL, the TLS front with this run's throwaway CA
+			// (which the sandbox trusts the same way); the browser has no way to know that CA.
+			context = await browser.newContext({
+				viewport: { width: 1600, height: 1000 },
+				ignoreHTTPSErrors: true,
+			});
+			context.setDefaultTimeout(t(60_000));
+			page = await context.newPage();
+		}, 900_000);
+
+		afterAll(async () => {
+			await browser?.close().catch(() => undefined);
+			log(
+				`browser test: ${((Date.now() - started) / 1000).toFixed(0)} s in all (stack start included); parts:\n  ${timings.join('\n  ')}`,
+			);
+			// the work folder (screenshots, n8n's logs) is kept when something failed
+			if (failures > 0) ctx.stack?.keepWorkDir();
+		}, 120_000);
+
+		test('the owner logs in, runs a Learning Platform node and sees its records', async () => {
+			await part('log in', async () => {
+				await page.goto(`${ctx.stack.client.baseUrl}/signin`);
+				await page
+					.locator('input[name="emailOrLdapLoginId"]')
+					.fill(DEFAULT_OWNER.email, { timeout: t(90_000) });
+				await page.locator('input[name="password"]').fill(DEFAULT_OWNER.password);
+				await page.getByTestId('form-submit-button').click();
+				await page.waitForURL((url) => !url.pathname.startsWith('/signin'), { timeout: t(60_000) });
+			});
+
+			let ndv!: Locator;
+			await part('open the bulk-bookmark demo and its feed node', async () => {
+				await openWorkflow(BOOKMARK_WORKFLOW);
+				ndv = await openNode(FEED_NODE);
+			});
+
+			await part("the operation's fields", async () => {
+				const parameters = ndv.getByTestId('node-parameters');
+				for (const label of ['Resource', 'Operation', 'Return All', 'Filters']) {
+					await expectVisible(parameters.getByText(label, { exact: true }).first());
+				}
+				// the values the demo set, as the editor names them
+				await expectVisible(parameters.locator('input[type="text"]').first());
+				await expectVisible(ndv.getByTestId('node-credentials-select').first());
+			});
+
+			await part('execute step and read the output panel', async () => {
+				await ndv.getByTestId('node-execute-button').first().click();
+				const output = ndv.getByTestId('output-panel');
+				const count = output.getByTestId('ndv-items-count');
+				await expectVisible(count, t(180_000));
+				const text = (await count.innerText()).replace(/\s+/g, ' ');
+				const items = Number(/(\d+)\s+items?/.exec(text)?.[1] ?? '0');
+				expect(items).toBeGreaterThan(0);
+				// the records themselves: the feed's fields are shown as column headers or keys
+				await expectVisible(output.getByText('completionid').first());
+				await expectVisible(output.getByText('username').first());
+			});
+
+			await part('the credential dialog', async () => {
+				await ndv.getByTestId('credential-edit-button').first().click();
+				const dialog = page.getByTestId('credential-edit-dialog');
+				await expectVisible(dialog);
+				// required fields are labelled "Base URL *"
+				for (const label of ['Base URL', 'Tenancy ID', 'API Username', 'Refresh Token']) {
+					await expectVisible(dialog.getByText(new RegExp(`^${label}\\b`)).first());
+				}
+				await page.keyboard.press('Escape');
+				try {
+					await dialog.waitFor({ state: 'hidden', timeout: t(15_000) });
+				} catch {
+					await page.getByRole('button', { name: 'Close this dialog' }).last().click();
+					await dialog.waitFor({ state: 'hidden', timeout: t(30_000) });
+				}
+				await closeNode();
+			});
+		});
+
+		test("the webhook trigger's panel", async () => {
+			await part("open the completion demo's trigger", async () => {
+				await openWorkflow(COMPLETION_WORKFLOW);
+				// the canvas names the event for people, not as the cut-off Events\Courses\Completion_...
+				await expectVisible(nodeOnCanvas(TRIGGER_NODE).getByText('Course completion created'));
+				const ndv = await openNode(TRIGGER_NODE);
+				const parameters = ndv.getByTestId('node-parameters');
+				await expectVisible(parameters.getByText('Event', { exact: true }).first());
+				// the select shows the chosen option's name (its list item is marked selected)
+				await page
+					.locator('[role="option"][aria-selected="true"]')
+					.filter({ hasText: 'Course: Completion Created' })
+					.first()
+					.waitFor({ state: 'attached', timeout: t(60_000) });
+				// the HTTPS advice is a quiet hint under Event that points at the Webhook URLs, not an orange warning
+				await expectVisible(
+					parameters.getByText(/check that the Webhook URLs above start with https/).first(),
+				);
+				await closeNode();
+			});
+		});
+
+		test("the node picker finds the trigger's events by name and tells the two triggers apart", async () => {
+			await part('search the node picker', async () => {
+				// a new workflow's first step: the picker lists triggers (after a node it lists actions only)
+				await page.goto(`${ctx.stack.client.baseUrl}/workflow/new`);
+				await page
+					.getByTestId('canvas-add-button')
+					.first()
+					.click({ timeout: t(90_000) });
+				const creator = page.getByTestId('node-creator');
+				await expectVisible(creator);
+				await creator.getByTestId('node-creator-search-bar').first().fill('course completion');
+				const names = creator.getByTestId('node-creator-item-name');
+				await expectVisible(
+					names.filter({ hasText: /^Learning Platform Completion Trigger$/ }).first(),
+				);
+				const app = names.filter({ hasText: /^Learning Platform$/ }).first();
+				await expectVisible(app);
+				// each trigger says how it differs
+				await expectVisible(creator.getByText(/pushes an event/).first());
+				await app.click();
+				await expectVisible(
+					creator.getByText('On course completion created', { exact: true }).first(),
+				);
+				await expectVisible(
+					creator.getByText('On quiz attempt completed', { exact: true }).first(),
+				);
+				await page.keyboard.press('Escape');
+			});
+		});
+
+		test("the HR assistant answers in the editor's chat panel, using the package's tools", async () => {
+			const control = ctx.stack.sandbox!.control;
+			await control.clearChatRequests();
+			const question = 'Which activities has learner 23 completed?';
+			await part('open the HR assistant and its chat panel', async () => {
+				await openWorkflow(HR_ASSISTANT.workflowId);
+				await page.getByTestId('workflow-chat-button').first().click();
+				await expectVisible(page.getByTestId('canvas-chat'));
+			});
+			await part('send a message and see the answer', async () => {
+				const chat = page.getByTestId('canvas-chat');
+				const input = chat.locator('textarea[data-test-id="chat-input"]');
+				await input.fill(question);
+				await input.press('Enter');
+				// the scripted model answers from the tool result: "Learner 23 has <n> activity completions: ..."
+				const answer = chat.getByText(/^Learner 23 has \d+ activity completions/).first();
+				await expectVisible(answer, t(240_000));
+				const requests = await control.chatRequests();
+				const last = requests.at(-1)!;
+				expect(last.reply?.kind).toBe('text');
+				expect((await answer.innerText()).trim()).toBe(
+					last.reply?.kind === 'text' ? last.reply.text : '',
+				);
+				// the model was asked first, called the tool, and got its result back
+				expect(requests[0].turns.at(-1)).toEqual({ role: 'user', text: question });
+				expect(last.turns.some((turn) => turn.role === 'tool')).toBe(true);
+			});
+		});
+
+		async function expectVisible(locator: Locator, timeout = t(60_000)): Promise<void> {
+			await locator.waitFor({ state: 'visible', timeout });
+		}
+	});
+}

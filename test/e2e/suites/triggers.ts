@@ -1,0 +1,359 @@
+// The two triggers in a real n8n. Webhook trigger: activation creates exactly one subscription at
+// the sandbox; a simulated completion is delivered, signed, through the TLS front and starts an
+// execution with the payload; a tampered body or a wrong token starts none, nor does a platform
+// retry of an accepted delivery (identical bytes after a time-out); restarting n8n creates
+// no duplicate; deactivation deletes the subscription. Polling trigger: records changed between
+// polls arrive exactly once, across a restart of n8n too.
+import { createHmac } from 'node:crypto';
+import * as https from 'node:https';
+import {
+	log,
+	nodeOutput,
+	type ExecutionSummary,
+	type SandboxDelivery,
+	type SandboxUser,
+} from '../../../scripts/n8n';
+import { waitFor } from '../../sandbox/helpers';
+import {
+	demoData,
+	executionsSummary,
+	importFreshCredentials,
+	landed,
+	linearWorkflow,
+	sleep,
+	TYPES,
+	uniqueId,
+} from '../helpers';
+import type { StackContext } from '../helpers';
+
+const parts = landed();
+const describeIf =
+	parts.sandbox && parts.credential && (parts.trigger || parts.poll) ? describe : describe.skip;
+
+/** POSTs bytes to the TLS front (verifying it with the test CA), as a delivery would arrive. */
+function postThroughFront(
+	url: string,
+	ca: string,
+	body: string,
+	headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+	return new Promise((resolve, reject) => {
+		const request = https.request(
+			url,
+			{ method: 'POST', ca, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+			(res) => {
+				let text = '';
+				res.on('data', (chunk) => (text += chunk));
+				res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+			},
+		);
+		request.on('error', reject);
+		request.end(body);
+	});
+}
+
+export function triggersSuite(ctx: StackContext): void {
+	describeIf('triggers in real n8n', () => {
+		const hookCred = uniqueId('hookCred');
+		const pollCred = uniqueId('pollCred');
+		const hookWorkflowId = uniqueId('hookWf');
+		const pollWorkflowId = uniqueId('pollWf');
+		const webhookId = '3f1e2d4c-5b6a-4789-8a0b-1c2d3e4f5a6b';
+		let users: Map<string, SandboxUser>;
+		/** Ids of active (not suspended) demo learners: suspended ones are not in the feed. */
+		let learner: number[];
+
+		const live = async (username: string) =>
+			(await ctx.stack.sandbox!.control.subscriptions(username)).filter((s) => !s.deleted_at);
+
+		beforeAll(async () => {
+			users = await importFreshCredentials(ctx.stack, [hookCred, pollCred]);
+			learner = (await demoData(ctx.stack)).activeLearners.map((u) => u.id);
+			await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
+			await ctx.stack.host.importWorkflows([
+				linearWorkflow(hookWorkflowId, 'e2e: webhook trigger', [
+					{
+						name: 'Completion created',
+						type: TYPES.trigger,
+						credentialId: hookCred,
+						webhookId,
+						parameters: { event: 'Events\\Courses\\Completion_created' },
+					},
+					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
+				]),
+				linearWorkflow(pollWorkflowId, 'e2e: polling trigger', [
+					{
+						name: 'Feed',
+						type: TYPES.poll,
+						credentialId: pollCred,
+						parameters: {
+							pollTimes: { item: [{ mode: 'everyMinute' }] },
+							startFrom: 'now',
+							filters: {},
+							options: {},
+						},
+					},
+					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
+				]),
+			]);
+		});
+
+		describe('webhook trigger', () => {
+			const hookUser = () => users.get(hookCred)!;
+			const expectedUrl = () => `${ctx.stack.webhookBaseUrl}webhook/${webhookId}/webhook`;
+			let firstDelivery: SandboxDelivery;
+
+			async function hookExecutions(): Promise<ExecutionSummary[]> {
+				return ctx.client.listExecutions({ workflowId: hookWorkflowId, includeData: true });
+			}
+
+			test('activation creates exactly one subscription, pointing at the https front', async () => {
+				if (!parts.trigger) return;
+				await ctx.client.activate(hookWorkflowId);
+				const subscriptions = await live(hookUser().username);
+				expect(subscriptions).toHaveLength(1);
+				expect(subscriptions[0]).toMatchObject({
+					event: 'Events\\Courses\\Completion_created',
+					url: expectedUrl(),
+					is_enabled: true,
+				});
+				expect(subscriptions[0].signing_key).toBeTruthy();
+			});
+
+			test('a simulated completion is delivered signed through the TLS front and starts an execution with the payload', async () => {
+				if (!parts.trigger) return;
+				const control = ctx.stack.sandbox!.control;
+				const simulated = await control.simulateCompletion({ userId: learner[0], contentId: 104 });
+				const { completion } = simulated;
+				const delivery = await waitFor(
+					async () =>
+						(await control.deliveries({ username: hookUser().username })).find(
+							(d) => d.status_code === 200,
+						),
+					30_000,
+					'the delivery',
+					500,
+				);
+				firstDelivery = delivery;
+				expect(delivery.url).toBe(expectedUrl());
+				expect(delivery.headers?.['x-signature']).toMatch(/^[0-9a-f]{64}$/);
+				expect(
+					ctx.stack.front.requests.some(
+						(r) =>
+							r.method === 'POST' && r.url === `/webhook/${webhookId}/webhook` && r.status === 200,
+					),
+				).toBe(true);
+
+				const [execution] = await ctx.client.waitForExecutions(hookWorkflowId, 1, 30_000);
+				expect(execution.status).toBe('success');
+				const [item] = nodeOutput(execution, 'Completion created');
+				expect(item).toMatchObject({
+					event: 'Events\\Courses\\Completion_created',
+					api_version: '2.0',
+				});
+				const payload = (
+					item.payload as {
+						completion: { id: number; user: { username: string }; content_id: number };
+					}
+				).completion;
+				expect(payload.id).toBe(completion.completionid);
+				expect(payload.user.username).toBe(completion.username);
+				expect(payload.content_id).toBe(104);
+				// The execution holds exactly the bytes that were signed.
+				expect(item).toEqual(JSON.parse(String(delivery.body)));
+			});
+
+			test('a tampered body, a wrong token or a missing signature start no execution', async () => {
+				if (!parts.trigger) return;
+				expect(firstDelivery).toBeDefined();
+				const before = (await hookExecutions()).length;
+				const headers = { ...(firstDelivery.headers ?? {}) } as Record<string, string>;
+				delete headers['content-length'];
+				const body = String(firstDelivery.body);
+				const ca = ctx.stack.certificates.caCertPem;
+				const tampered = body.replace(
+					/"content_id":(\d+)/,
+					(_m, id) => `"content_id":${Number(id) + 1}`,
+				);
+				expect(tampered).not.toBe(body);
+
+				const attempts = {
+					tamperedBody: await postThroughFront(expectedUrl(), ca, tampered, headers),
+					wrongToken: await postThroughFront(expectedUrl(), ca, body, {
+						...headers,
+						authorization: 'Bearer not-the-token',
+					}),
+					noSignature: await postThroughFront(
+						expectedUrl(),
+						ca,
+						body,
+						Object.fromEntries(Object.entries(headers).filter(([k]) => k !== 'x-signature')),
+					),
+				};
+				for (const [name, answer] of Object.entries(attempts)) {
+					expect({ name, status: answer.status }).toEqual({ name, status: 401 });
+				}
+				// The genuine bytes pass both checks (the checks above did not just reject everything);
+				// they already started an execution, so n8n acknowledges them as a platform retry.
+				const genuine = await postThroughFront(expectedUrl(), ca, body, headers);
+				expect(genuine.status).toBe(200);
+				expect(JSON.parse(genuine.body)).toEqual({
+					received: true,
+					passedOn: false,
+					repeated: true,
+				});
+
+				// Another event occurrence (another payload) with a valid signature still starts one.
+				const sent = JSON.parse(body) as Record<string, unknown>;
+				const fresh = JSON.stringify({
+					...sent,
+					payload: { ...(sent.payload as Record<string, unknown>), e2e: 'fresh' },
+					delivery_id: 'e2e-fresh',
+				});
+				const signingKey = (await live(hookUser().username))[0].signing_key as string;
+				const freshHeaders = {
+					...headers,
+					'x-signature': createHmac('sha256', signingKey).update(fresh).digest('hex'),
+				};
+				expect((await postThroughFront(expectedUrl(), ca, fresh, freshHeaders)).status).toBe(200);
+
+				const after = await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
+				await sleep(2000);
+				expect((await hookExecutions()).length).toBe(before + 1);
+				expect(after.every((e) => e.status === 'success')).toBe(true);
+			});
+
+			test('a platform retry after a time-out (identical bytes, first attempt slow) starts no second execution', async () => {
+				if (!parts.trigger) return;
+				const control = ctx.stack.sandbox!.control;
+				const before = (await hookExecutions()).length;
+				// The front holds n8n's answer back past the platform's time-out, so the sandbox retries
+				// the same bytes while the first attempt is still being answered.
+				const { deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs } =
+					(await control.getConfig()) as unknown as Record<string, number>;
+				await control.setConfig({
+					deliveryTimeoutMs: 1000,
+					deliveryMaxAttempts: 3,
+					deliveryBackoffMs: 100,
+				});
+				ctx.stack.front.delayResponses(2500);
+				try {
+					await control.simulateCompletion({ userId: learner[1], contentId: 104 });
+					const attempts = await waitFor(
+						async () => {
+							const mine = (await control.deliveries({ username: hookUser().username })).filter(
+								(d) => d.event === 'Events\\Courses\\Completion_created',
+							);
+							const last = mine[mine.length - 1];
+							const sameEvent = mine.filter((d) => d.body === last?.body);
+							return sameEvent.length >= 2 ? sameEvent : undefined;
+						},
+						30_000,
+						'a retried delivery',
+						500,
+					);
+					expect(new Set(attempts.map((d) => d.body)).size).toBe(1);
+				} finally {
+					ctx.stack.front.delayResponses(0);
+					await control.setConfig({ deliveryTimeoutMs, deliveryMaxAttempts, deliveryBackoffMs });
+				}
+				await ctx.client.waitForExecutions(hookWorkflowId, before + 1, 30_000);
+				await sleep(5000);
+				expect((await hookExecutions()).length).toBe(before + 1);
+			});
+
+			test('restarting n8n creates no duplicate subscription and deliveries still arrive', async () => {
+				if (!parts.trigger) return;
+				const before = await live(hookUser().username);
+				await ctx.stack.main.restart();
+				await ctx.client.waitForPublication(hookWorkflowId, 'published');
+				const after = await live(hookUser().username);
+				expect(after.map((s) => s.id)).toEqual(before.map((s) => s.id));
+				expect(await ctx.stack.sandbox!.control.subscriptions(hookUser().username)).toHaveLength(1);
+
+				const count = (await hookExecutions()).length;
+				await ctx.stack.sandbox!.control.simulateCompletion({ userId: learner[1], contentId: 105 });
+				const executions = await ctx.client.waitForExecutions(hookWorkflowId, count + 1, 60_000);
+				expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
+			});
+
+			test('deactivation deletes the subscription; later completions are not delivered', async () => {
+				if (!parts.trigger) return;
+				const control = ctx.stack.sandbox!.control;
+				await ctx.client.deactivate(hookWorkflowId);
+				expect(await live(hookUser().username)).toHaveLength(0);
+				const all = await control.subscriptions(hookUser().username);
+				expect(all).toHaveLength(1);
+				expect(all[0].deleted_at).toBeTruthy();
+
+				const deliveriesBefore = (await control.deliveries({ username: hookUser().username }))
+					.length;
+				await control.simulateCompletion({ userId: learner[2], contentId: 106 });
+				await sleep(3000);
+				expect((await control.deliveries({ username: hookUser().username })).length).toBe(
+					deliveriesBefore,
+				);
+			});
+		});
+
+		describe('polling trigger', () => {
+			async function emitted(): Promise<{ executions: ExecutionSummary[]; ids: number[] }> {
+				const executions = (
+					await ctx.client.listExecutions({ workflowId: pollWorkflowId, includeData: true })
+				).reverse();
+				const ids = executions.flatMap((e) =>
+					nodeOutput(e, 'Feed').map((item) => Number(item.completionid)),
+				);
+				return { executions, ids };
+			}
+
+			test('records changed between polls arrive exactly once, across a restart of n8n', async () => {
+				if (!parts.poll) return;
+				const control = ctx.stack.sandbox!.control;
+				await ctx.client.activate(pollWorkflowId); // first poll: the baseline ('now'), emits nothing
+				expect((await emitted()).executions).toHaveLength(0);
+
+				const simulate = async (userId: number, contentId: number) =>
+					(
+						(await control.simulateCompletion({ userId, contentId })) as {
+							completion: { completionid: number };
+						}
+					).completion.completionid;
+
+				const firstBatch = [
+					await simulate(learner[10], 107),
+					await simulate(learner[11], 107),
+					await simulate(learner[12], 108),
+				];
+				const t0 = Date.now();
+				await waitFor(
+					async () => ((await emitted()).ids.length >= 3 ? true : undefined),
+					90_000,
+					'the first batch',
+					2000,
+				);
+				log(
+					`polling trigger: first batch emitted ${((Date.now() - t0) / 1000).toFixed(1)} s after the changes`,
+				);
+
+				const secondBatch = [await simulate(learner[13], 109), await simulate(learner[14], 109)];
+				// A restart between polls: the cursor is in the workflow's static data, in the database.
+				await ctx.stack.main.restart();
+				await ctx.client.waitForPublication(pollWorkflowId, 'published');
+				await waitFor(
+					async () => ((await emitted()).ids.length >= 5 ? true : undefined),
+					90_000,
+					'the second batch',
+					2000,
+				);
+
+				// One more scheduled poll with nothing new must emit nothing.
+				await sleep(65_000);
+				const { executions, ids } = await emitted();
+				expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
+				expect(ids.sort()).toEqual([...firstBatch, ...secondBatch].sort());
+				expect(new Set(ids).size).toBe(ids.length);
+			});
+		});
+	});
+}
