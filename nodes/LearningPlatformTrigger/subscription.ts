@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
@@ -119,8 +119,24 @@ export async function findSubscription(
 	return { match, total };
 }
 
-function newSecret(): string {
-	return randomBytes(SECRET_BYTES).toString('hex');
+/** Where the node keeps the seed its subscription secrets are made from; never cleared. */
+const SECRET_SEED = 'secretSeed';
+
+/**
+ * The signing key and bearer token, made from a seed the node keeps for good: every subscription
+ * of this node gets the same secrets, so a delivery's save of static data loaded before a
+ * re-activation (n8n saves the whole field, last writer wins) cannot bring back secrets the
+ * platform no longer uses. docs/design.md, "Exactly once".
+ */
+function subscriptionSecrets(staticData: IDataObject): { signingKey: string; authToken: string } {
+	let seed = staticData[SECRET_SEED];
+	if (typeof seed !== 'string' || seed.length < 2 * SECRET_BYTES) {
+		seed = randomBytes(SECRET_BYTES).toString('hex');
+		staticData[SECRET_SEED] = seed;
+	}
+	const derive = (purpose: string) =>
+		createHmac('sha256', seed as string).update(purpose).digest('hex');
+	return { signingKey: derive('signing key'), authToken: derive('auth token') };
 }
 
 /** A masked secret (`••••••••abcd`) or an unmasked one, compared with the secret we hold by its visible tail. */
@@ -172,9 +188,9 @@ export async function subscriptionExists(
 }
 
 /**
- * Registers the subscription with fresh secrets. A 422 for an existing event+url pair (a
- * subscription left from an earlier activation, possibly disabled) adopts it: new secrets and
- * `is_enabled: true`. A 422 at the cap becomes an error naming the limit.
+ * Registers the subscription with the node's secrets. A 422 for an existing event+url pair (a
+ * subscription left from an earlier activation, possibly disabled) adopts it: the node's secrets
+ * and `is_enabled: true`. A 422 at the cap becomes an error naming the limit.
  */
 export async function createSubscription(
 	this: IHookFunctions,
@@ -186,8 +202,7 @@ export async function createSubscription(
 	const staticData = this.getWorkflowStaticData('node');
 	const previous = readStoredSubscription(staticData);
 
-	const signingKey = newSecret();
-	const authToken = newSecret();
+	const { signingKey, authToken } = subscriptionSecrets(staticData);
 	const secrets: IDataObject = {
 		signing_key: signingKey,
 		auth_token: authToken,

@@ -177,16 +177,22 @@ describe('activation: create / checkExists / delete', () => {
 		await hook('delete', a);
 	});
 
-	test('after a disabled subscription, activation adopts it (422 duplicate): new secrets, enabled, same id', async () => {
+	test("after a disabled subscription, activation adopts it (422 duplicate): the node's secrets, enabled, same id", async () => {
 		const a = activation({ webhookBaseUrl: 'https://n8n.test/adopt-disabled' });
 		await activate(a);
 		const first = { ...stored(a) };
 		await t.api('PATCH', `/${first.subscriptionId as number}`, { is_enabled: false });
 
+		// someone set other secrets on the platform meanwhile
+		await t.api('PATCH', `/${first.subscriptionId as number}`, {
+			signing_key: 'changed-elsewhere-1234',
+			auth_token: 'changed-elsewhere-5678',
+		});
+
 		const after = await activate(a);
 		expect(after.subscriptionId).toBe(first.subscriptionId);
-		expect(after.signingKey).not.toBe(first.signingKey);
-		expect(after.authToken).not.toBe(first.authToken);
+		expect(after.signingKey).toBe(first.signingKey);
+		expect(after.authToken).toBe(first.authToken);
 
 		const live = (await subscriptionsOf()).filter(
 			(s) => s.url === first.url && s.deleted_at === null,
@@ -240,7 +246,7 @@ describe('activation: create / checkExists / delete', () => {
 		expect((await t.api('DELETE', `/${id}`)).status).toBe(204);
 
 		expect((await hook('checkExists', a)).result).toBe(false);
-		expect(stored(a)).toEqual({});
+		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
 		// and activation then creates a new one
 		const after = await activate(a);
 		expect(after.subscriptionId).not.toBe(id);
@@ -253,14 +259,14 @@ describe('activation: create / checkExists / delete', () => {
 		const kept = { ...stored(a) };
 
 		expect((await hook('delete', a)).result).toBe(true);
-		expect(stored(a)).toEqual({});
+		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
 		const subscription = (await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!;
 		expect(subscription.deleted_at).not.toBeNull();
 
 		// the same data once more (a second deactivation, or deleted elsewhere first): 404, still fine
 		a.staticData[NODE_KEY] = { ...kept };
 		expect((await hook('delete', a)).result).toBe(true);
-		expect(stored(a)).toEqual({});
+		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
 
 		// nothing stored: nothing to do
 		expect((await hook('delete', a)).result).toBe(true);
@@ -304,7 +310,7 @@ describe('activation: create / checkExists / delete', () => {
 		expect(error).toBeInstanceOf(Error);
 		expect(error.message).toContain('100');
 		expect(error.message).toMatch(/at most 100 webhook subscriptions per API key/);
-		expect(stored(a)).toEqual({});
+		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
 
 		// one deactivation frees a place
 		await hook('delete', fillers[0]);
@@ -331,6 +337,50 @@ describe('activation: create / checkExists / delete', () => {
 		expect(
 			(await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!.deleted_at,
 		).not.toBeNull();
+	});
+});
+
+describe('a re-activation racing a delivery', () => {
+	test("a delivery's save of static data loaded before the re-activation does not lock the new subscription out", async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/race' });
+		await activate(a);
+		const before = JSON.parse(JSON.stringify(a.staticData)) as IDataObject; // what a delivery loaded
+		await hook('delete', a);
+		const renewed = await activate(a);
+		// n8n saves the delivery's whole static data last: the old subscription's id comes back
+		for (const key of Object.keys(a.staticData)) delete a.staticData[key];
+		Object.assign(a.staticData, before);
+		expect(stored(a).subscriptionId).not.toBe(renewed.subscriptionId);
+
+		// a delivery of the new subscription, signed with what the platform now holds for it
+		const live = (await subscriptionsOf()).find((s) => s.id === renewed.subscriptionId)!;
+		const rawBody = Buffer.from(
+			JSON.stringify({
+				event: COMPLETION_CREATED,
+				payload: { race: 1 },
+				now: 1,
+				delivery_id: '',
+				api_version: '2.0',
+			}),
+			'utf8',
+		);
+		const run = await deliver(
+			a,
+			{
+				'content-type': 'application/json',
+				authorization: `Bearer ${live.auth_token as string}`,
+				'x-signature': createHmac('sha256', live.signing_key as string)
+					.update(rawBody)
+					.digest('hex'),
+			},
+			rawBody,
+		);
+		expect(run.response.statusCode).toBe(200);
+		expect(run.webhookResponse.workflowData?.[0]).toHaveLength(1);
+		// and the next activation repairs the id: checkExists sees the old one gone, create adopts
+		const repaired = await activate(a);
+		expect(repaired.subscriptionId).toBe(renewed.subscriptionId);
+		await hook('delete', a);
 	});
 });
 
