@@ -24,6 +24,7 @@
  * - load average (1 min) sampled every 5 s during the row, and retries and time-outs seen.
  */
 import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 
 import { request } from 'undici';
@@ -64,6 +65,8 @@ interface Phase {
 	/** the attempts of this phase's deliveries */
 	attempts: DeliveryAttempt[];
 	ms: number;
+	/** CPU time (user + system, all threads) of each part of the stack during the phase */
+	cpuMs: Record<CpuGroup, number>;
 }
 
 function payload(phase: number, seq: number) {
@@ -76,6 +79,59 @@ const sentAt = (a: DeliveryAttempt) => Date.parse(a.sent_at);
 const answeredAt = (a: DeliveryAttempt) => sentAt(a) + (a.response_time_ms ?? 0);
 const ok = (a: DeliveryAttempt) =>
 	a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
+
+/** utime + stime in ms (every thread: isolated-vm's too) and the parent pid, from /proc/<pid>/stat. */
+function procStat(pid: number): { cpuMs: number; ppid: number } | undefined {
+	try {
+		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		// after the name: state, ppid, ..., utime and stime (ticks of 10 ms) as the 12th and 13th
+		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+		return { cpuMs: (Number(fields[11]) + Number(fields[12])) * 10, ppid: Number(fields[1]) };
+	} catch {
+		return undefined;
+	}
+}
+
+/** The parts of the stack whose CPU time is counted per phase. */
+const CPU_GROUPS = ['webhook processes', 'workers', 'main', 'PostgreSQL', 'Redis'] as const;
+type CpuGroup = (typeof CPU_GROUPS)[number];
+
+/**
+ * CPU time (ms) of each part of the stack now. PostgreSQL: the postmaster and its children (one
+ * backend per pooled connection, which live as long as the pools). NaN without /proc.
+ */
+function cpuNow(stack: QueueStack): Record<CpuGroup, number> {
+	const sum = (pids: number[]) =>
+		pids.reduce((total, pid) => total + (procStat(pid)?.cpuMs ?? NaN), 0);
+	let all: number[] = [];
+	try {
+		all = fs
+			.readdirSync('/proc')
+			.filter((name) => /^\d+$/.test(name))
+			.map(Number);
+	} catch {
+		/* no /proc */
+	}
+	const postmaster = stack.postgres.process.pid;
+	const postgres = [postmaster, ...all.filter((pid) => procStat(pid)?.ppid === postmaster)];
+	return {
+		'webhook processes': sum(stack.webhookProcesses.map((p) => p.proc!.pid)),
+		workers: sum(stack.workers.map((p) => p.proc!.pid)),
+		main: sum([stack.main.proc!.pid]),
+		PostgreSQL: postgres.reduce((total, pid) => total + (procStat(pid)?.cpuMs ?? 0), 0),
+		Redis: sum([stack.redis.process.pid]),
+	};
+}
+
+/** Peak resident memory (VmHWM) of a process in MiB, from /proc/<pid>/status; NaN without it. */
+function peakRssMiB(pid: number): number {
+	try {
+		const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
+		return match ? Number(match[1]) / 1024 : NaN;
+	} catch {
+		return NaN;
+	}
+}
 
 /** API user B's own subscription (the bench exchanges its refresh token; n8n never sees it). */
 async function subscribe(
@@ -145,7 +201,9 @@ async function runPhase(
 	index: number,
 	subscriptionId: number,
 	firstSeq: number,
+	stack: QueueStack,
 ): Promise<Phase> {
+	const cpuAtStart = cpuNow(stack);
 	const event = receiver === 'trigger' ? TRIGGER_EVENT : WEBHOOK_EVENT;
 	const seqs: number[] = [];
 	for (let i = 0; i < EVENTS; i++) {
@@ -173,7 +231,11 @@ async function runPhase(
 	progress(
 		`webhook-scale: phase ${index} (${receiver}): ${EVENTS} events, ${attempts.length} attempts, ${seconds(ms)}`,
 	);
-	return { receiver, index, seqs, attempts, ms };
+	const cpuAtEnd = cpuNow(stack);
+	const cpuMs = Object.fromEntries(
+		CPU_GROUPS.map((group) => [group, cpuAtEnd[group] - cpuAtStart[group]]),
+	) as Record<CpuGroup, number>;
+	return { receiver, index, seqs, attempts, ms, cpuMs };
 }
 
 /** Waits until the workflow's finished executions stop growing (or reach `expected`); reads them with data. */
@@ -188,8 +250,11 @@ async function executionsOf(
 	for (;;) {
 		const all = await client.listExecutions({ workflowId });
 		const done = all.filter((e) => !['new', 'running', 'waiting'].includes(e.status));
-		if (all.length !== last) {
-			last = all.length;
+		// quiet: neither new executions nor newly finished ones (the workers may still be busy
+		// with a backlog long after the last delivery was answered)
+		const progressMark = all.length * 1_000_000 + done.length;
+		if (progressMark !== last) {
+			last = progressMark;
 			quietSince = Date.now();
 		}
 		if (
@@ -215,6 +280,8 @@ interface ReceiverFigures {
 	retries: number;
 	timeouts: number;
 	notAccepted: number;
+	/** CPU of each part of the stack during the receiver's phases ÷ the requests (attempts) */
+	cpuMsPerRequest: Record<CpuGroup, number>;
 }
 
 function figures(
@@ -249,14 +316,36 @@ function figures(
 		retries: attempts.filter((a) => a.attempt > 1).length,
 		timeouts: attempts.filter((a) => a.status_code === null).length,
 		notAccepted: [...lastBySeq.values()].filter((a) => !ok(a)).length,
+		cpuMsPerRequest: Object.fromEntries(
+			CPU_GROUPS.map((group) => [
+				group,
+				phases.reduce((sum, p) => sum + p.cpuMs[group], 0) / attempts.length,
+			]),
+		) as Record<CpuGroup, number>,
 	};
 }
 
 /**
  * Extra environment of every n8n process of this row, as JSON in LP_BENCH_N8N_ENV (e.g.
- * `{"N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE":"true"}`), to compare n8n settings; recorded in the row.
+ * `{"N8N_EXPRESSION_ENGINE_POOL_SIZE":"4"}`), to compare n8n settings; recorded in the row.
  */
 const extraN8nEnv: Record<string, string> = JSON.parse(process.env.LP_BENCH_N8N_ENV || '{}');
+/**
+ * n8n settings of the two webhook processes (scripts/n8n/queue.ts `webhookSettings`):
+ * `recommended` (default: RECOMMENDED_WEBHOOK_PROCESS_ENV, docs/webhook-throughput.md) or `n8n`
+ * (n8n's own defaults), from LP_BENCH_WEBHOOK_SETTINGS; LP_BENCH_WEBHOOK_ENV (JSON) adds settings
+ * to the webhook processes only. Both receivers run under the same settings; recorded in the row.
+ */
+const webhookSettings = (process.env.LP_BENCH_WEBHOOK_SETTINGS || 'recommended') as
+	| 'n8n'
+	| 'recommended';
+if (webhookSettings !== 'n8n' && webhookSettings !== 'recommended')
+	throw new Error(
+		`LP_BENCH_WEBHOOK_SETTINGS must be 'recommended' or 'n8n', not '${webhookSettings}'`,
+	);
+const extraWebhookEnv: Record<string, string> = JSON.parse(
+	process.env.LP_BENCH_WEBHOOK_ENV || '{}',
+);
 
 export async function run(_options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
@@ -275,6 +364,8 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			concurrency: 10,
 			webhookProcesses: 2,
 			n8nEnv: extraN8nEnv,
+			webhookSettings,
+			webhookEnv: extraWebhookEnv,
 		});
 		const { client } = stack;
 		const control = stack.sandbox!.control;
@@ -322,6 +413,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 		const warmTrigger = (await client.listExecutions({ workflowId: triggerWorkflow })).length;
 		const warmWebhook = (await client.listExecutions({ workflowId: webhookWorkflow })).length;
 
+		const webhookPids = stack.webhookProcesses.map((p) => p.proc!.pid);
 		const phases: Phase[] = [];
 		const loadBefore = os.loadavg()[0];
 		for (let i = 0; i < PHASES * 2; i++) {
@@ -333,6 +425,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 					i,
 					receiver === 'trigger' ? triggerSubscription.id : webhookSubscription.id,
 					i * EVENTS,
+					stack,
 				),
 			);
 		}
@@ -404,6 +497,16 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				(x) => `${x.retries}, ${x.timeouts}, ${x.notAccepted}`,
 			),
 			both('failed executions: trigger / Webhook node', (x) => String(x.failed)),
+			...CPU_GROUPS.map((group) =>
+				both(`CPU ms per request (attempt), ${group}: trigger / Webhook node`, (x) =>
+					fixed(x.cpuMsPerRequest[group], 1),
+				),
+			),
+			metric(
+				'peak RSS of the webhook processes (MiB)',
+				Math.max(...webhookPids.map(peakRssMiB)),
+				webhookPids.map((pid) => fixed(peakRssMiB(pid), 0)).join(', '),
+			),
 			metric(
 				'load average (1 min): start, during (mean / max), end',
 				Math.max(...loads),
@@ -424,9 +527,24 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				delivery:
 					'sandbox defaults: concurrent, 5 s time-out, 3 attempts, back-off 200 ms doubling',
 				n8nEnv: extraN8nEnv,
+				webhookSettings,
+				webhookProcessEnv: stack.webhookEnv,
 			},
 			metrics,
 			notes: [
+				`n8n settings of the webhook processes: ${webhookSettings === 'recommended' ? 'recommended' : "n8n's defaults"}${
+					Object.keys(stack.webhookEnv).length
+						? ` (${Object.entries(stack.webhookEnv)
+								.map(([k, v]) => `${k}=${v}`)
+								.join(', ')})`
+						: ''
+				}${
+					Object.keys(extraN8nEnv).length
+						? `; every process: ${Object.entries(extraN8nEnv)
+								.map(([k, v]) => `${k}=${v}`)
+								.join(', ')}`
+						: ''
+				}; both receivers ran under them`,
 				`phases alternate trigger, Webhook node, ... (${PHASES} each, ${EVENTS} events each), fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; a phase's time runs from its first send to its last answer (sandbox attempt rows)`,
 				'the Webhook node gets the same bodies but for the event name (its subscription is for Completion_updated), with a signing key and token too; both answer when received (after n8n has created and enqueued the execution)',
 				`/webhook/ requests per backend (front log, warm-up included): ${JSON.stringify(served)}`,

@@ -22,6 +22,10 @@
 //   DB_POSTGRESDB_CONNECTION_TIMEOUT=120000 (with n8n's defaults, webhook processes answered
 //   requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded when trying to
 //   connect", and executions failed with the latter).
+// - `webhookSettings: 'recommended'` gives the webhook processes the n8n settings this project
+//   recommends for them (RECOMMENDED_WEBHOOK_PROCESS_ENV, docs/webhook-throughput.md); the
+//   default, 'n8n', leaves n8n's own defaults. `webhookEnv` adds settings to the webhook processes
+//   only (after both).
 // - `stopN8n()` / `startN8n()` stop and start every n8n process (main, workers, webhook
 //   processes) while PostgreSQL, Redis, the sandbox API and the front keep running: an outage of
 //   n8n, then a restart on the same database, ports and user folder.
@@ -66,6 +70,14 @@ export interface QueueStackOptions extends StackOptions {
 	 * production webhooks). With 1 or more, the main no longer serves them.
 	 */
 	webhookProcesses?: number;
+	/**
+	 * n8n settings of the `n8n webhook` processes: 'n8n' (default) leaves n8n's defaults,
+	 * 'recommended' applies RECOMMENDED_WEBHOOK_PROCESS_ENV (see there). Main and workers keep
+	 * n8n's defaults either way.
+	 */
+	webhookSettings?: 'n8n' | 'recommended';
+	/** Extra environment of the `n8n webhook` processes only (after `n8nEnv` and `webhookSettings`). */
+	webhookEnv?: Record<string, string>;
 }
 
 export interface QueueStack extends Stack {
@@ -76,6 +88,8 @@ export interface QueueStack extends Stack {
 	postgres: PostgresServer;
 	/** Environment shared by every n8n process of this stack (queue mode + database). */
 	queueEnv: Record<string, string>;
+	/** What the `n8n webhook` processes get on top of `queueEnv` (`webhookSettings` + `webhookEnv`). */
+	webhookEnv: Record<string, string>;
 	/**
 	 * Stops every n8n process (webhook processes and workers first, then the main): SIGTERM, then
 	 * SIGKILL after `graceMs` (default 30 s, n8n's own graceful shutdown time).
@@ -100,6 +114,21 @@ const WEBHOOK_PROCESS_ENV = {
 };
 
 /**
+ * The n8n settings recommended for `n8n webhook` processes (docs/webhook-throughput.md), applied
+ * with `webhookSettings: 'recommended'`: the legacy expression engine. Under n8n's default engine
+ * (`N8N_EXPRESSION_ENGINE=vm`) every webhook request whose start node is not n8n's own Webhook node
+ * takes a fresh V8 isolate (webhooks/live-webhooks.js `executeWebhook`), and a start node of
+ * typeVersion 1, like the Learning Platform Trigger, also evaluates one expression in it
+ * (webhooks/webhook-helpers.js `parseRequestBody`): about 100 ms of CPU per delivery. With
+ * `N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true` that isolate is still created, synchronously on the
+ * event loop; a bigger pool creates as many. The legacy engine evaluates in the process (no
+ * isolate: no per-expression time-out or memory limit, weaker isolation; see the doc).
+ */
+export const RECOMMENDED_WEBHOOK_PROCESS_ENV: Readonly<Record<string, string>> = {
+	N8N_EXPRESSION_ENGINE: 'legacy',
+};
+
+/**
  * Redis + PostgreSQL + the stack (sandbox API, TLS front, n8n main) in queue mode + workers. The
  * main process receives webhooks and runs triggers; executions are queued in Redis and run by the
  * workers. `stop()` (and `cleanupAll()`, and the exit hook) end every process.
@@ -109,6 +138,10 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 	const workerCount = options.workers ?? 2;
 	const concurrency = options.concurrency ?? 10;
 	const webhookCount = options.webhookProcesses ?? 0;
+	const webhookEnv: Record<string, string> = {
+		...(options.webhookSettings === 'recommended' ? RECOMMENDED_WEBHOOK_PROCESS_ENV : {}),
+		...(options.webhookEnv ?? {}),
+	};
 	const binaries = await step('ensure Redis and PostgreSQL (Debian packages)', () =>
 		ensureQueueServices(),
 	);
@@ -198,6 +231,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 						brokerPort: await freePort(),
 						name: `n8n-webhook-${i + 1}`,
 						echo: options.echo,
+						env: webhookEnv,
 					}),
 				);
 			}
@@ -235,6 +269,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			redis,
 			postgres,
 			queueEnv,
+			webhookEnv,
 			stopN8n,
 			startN8n,
 			stop: async () => {
