@@ -377,7 +377,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 		const triggerWorkflow = await workflow(client, 'bench: trigger at scale', {
 			name: TRIGGER_NODE,
 			type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
-			typeVersion: 1,
+			typeVersion: 1.1,
 			webhookId: randomUUID(),
 			parameters: { event: TRIGGER_EVENT },
 			credentials: { learningPlatformApi: { id: credentialId, name: 'Bench scale' } },

@@ -75,7 +75,10 @@ export class LearningPlatformTrigger implements INodeType {
 		name: 'learningPlatformTrigger',
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['trigger'],
-		version: 1,
+		// 1.1 behaves as 1. n8n evaluates an expression for every delivery to a start node of
+		// typeVersion 1 (docs/webhook-throughput.md), which under its VM engine costs an isolate.
+		version: [1, 1.1],
+		defaultVersion: 1.1,
 		// "Course completion created" on the canvas, not the cut-off Events\Courses\Completion_...
 		subtitle: friendlyEventSubtitle('event'),
 		description:

@@ -20,8 +20,12 @@ export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
 /** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
 const PENDING_SAVE_MS = 60_000;
 const ANSWER_CHECK_INTERVAL_MS = 20;
-const KEY_CHARACTERS = 22;
-/** Where in the node's static data the shared part lives: key -> epoch seconds. */
+const KEY_CHARACTERS = 16;
+/**
+ * Where in the node's static data the shared part lives: one text of `key@seconds` entries
+ * (seconds in base 36) separated by spaces, since n8n loads, copies and saves it with every
+ * delivery and a text is the cheapest value to do that with.
+ */
 export const LEDGER_FIELD = 'startedDeliveries';
 
 /** What the node can read of n8n's HTTP response (an `http.ServerResponse`) to an attempt. */
@@ -65,27 +69,35 @@ export function occurrenceKey(destination: string[], event: string, payload: unk
 		.slice(0, KEY_CHARACTERS);
 }
 
-/** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
-function answerOf(attempt: Attempt): boolean | undefined {
-	if (attempt.startedExecution !== undefined) return attempt.startedExecution;
-	const response = attempt.response;
-	if (!response?.writableEnded) return undefined;
-	attempt.startedExecution = response.statusCode >= 200 && response.statusCode < 300;
-	attempt.response = undefined;
-	return attempt.startedExecution;
-}
+const entryText = (key: string, seconds: number) => `${key}@${seconds.toString(36)}`;
 
-function sharedEntries(staticData: IDataObject): Record<string, number> {
+/** The deliveries a static data object holds as started: key -> epoch seconds. */
+export function sharedDeliveries(staticData: IDataObject): Map<string, number> {
 	const field = staticData[LEDGER_FIELD];
-	return field && typeof field === 'object' && !Array.isArray(field)
-		? (field as Record<string, number>)
-		: {};
+	const entries = new Map<string, number>();
+	if (typeof field === 'string') {
+		for (const entry of field.split(' ')) {
+			const at = entry.indexOf('@');
+			if (at > 0) entries.set(entry.slice(0, at), parseInt(entry.slice(at + 1), 36));
+		}
+	} else if (field && typeof field === 'object' && !Array.isArray(field)) {
+		// the form of earlier versions of this node: an object of key -> seconds
+		for (const [key, seconds] of Object.entries(field)) entries.set(key, Number(seconds));
+	}
+	return entries;
 }
 
 /** The memory of one n8n process. Time comes from `time()`, so tests need not wait. */
 export class DeliveryLedger {
 	private readonly attempts = new Map<string, Attempt>();
-	private readonly pending = new Map<IDataObject, number>();
+	/** what this process knows started an execution (its own 2xx answers and what it learnt) */
+	private readonly started = new Map<string, number>();
+	/** `started` as the shared text; undefined when `started` changed since */
+	private startedText?: string;
+	/** static data of requests not yet saved by n8n, with the entry of their own delivery */
+	private readonly pending = new Map<IDataObject, { registeredAt: number; own: string }>();
+	/** the shared field as last taken in, so an unchanged one is not read again */
+	private lastLearnt: unknown;
 
 	constructor(private readonly time: () => Clock = clock) {}
 
@@ -96,15 +108,22 @@ export class DeliveryLedger {
 	/** Takes in what other processes stored, and passes on to pending saves what is known. */
 	learn(staticData: IDataObject): void {
 		const now = this.time().now();
-		for (const [key, seconds] of Object.entries(sharedEntries(staticData))) {
-			const at = Number(seconds) * 1000;
-			if (!Number.isFinite(at) || now - at >= LEDGER_WINDOW_MS) continue;
-			const known = this.attempts.get(key);
-			if (known && answerOf(known) !== false) continue;
-			this.attempts.set(key, { receivedAt: at, startedExecution: true });
+		const field = staticData[LEDGER_FIELD];
+		if (field !== this.lastLearnt || typeof field !== 'string') {
+			this.lastLearnt = field;
+			let learnt = false;
+			for (const [key, seconds] of sharedDeliveries(staticData)) {
+				const at = seconds * 1000;
+				if (!Number.isFinite(at) || now - at >= LEDGER_WINDOW_MS) continue;
+				const known = this.attempts.get(key);
+				if (known?.startedExecution === true) continue;
+				if (known && answerOf(known) === undefined) continue;
+				this.attempts.set(key, { receivedAt: at, startedExecution: true });
+				learnt = this.markStarted(key, seconds) || learnt;
+			}
+			if (learnt) this.flushPending(now);
 		}
 		this.forgetExpired(now);
-		this.flushPending(now);
 	}
 
 	/**
@@ -125,7 +144,7 @@ export class DeliveryLedger {
 			const earlier = this.attempts.get(key);
 			if (earlier === undefined || now - earlier.receivedAt >= LEDGER_WINDOW_MS)
 				return remember(now);
-			const startedExecution = await this.waitForAnswer(earlier);
+			const startedExecution = await this.waitForAnswer(key, earlier);
 			if (startedExecution === true) return true;
 			// another repeat may have taken over while this one waited: judge against that one
 			if (this.attempts.get(key) !== earlier) continue;
@@ -141,42 +160,58 @@ export class DeliveryLedger {
 	 */
 	record(staticData: IDataObject, key: string, response?: AttemptResponse): void {
 		const now = this.time().now();
-		this.writeShared(staticData, now, key);
-		this.pending.set(staticData, now);
+		const own = entryText(key, Math.floor(now / 1000));
+		this.pending.set(staticData, { registeredAt: now, own });
+		this.write(staticData, now, own);
 		response?.once?.('finish', () => {
 			this.pending.delete(staticData);
+			const attempt = this.attempts.get(key);
+			if (attempt && answerOf(attempt) === true) this.markStarted(key, Math.floor(now / 1000));
 			this.flushPending(this.time().now());
 		});
 	}
 
+	/** Adds `key` to what is shared; false when it was known already. */
+	private markStarted(key: string, seconds: number): boolean {
+		if ((this.started.get(key) ?? -Infinity) >= seconds) return false;
+		this.started.delete(key);
+		this.started.set(key, seconds);
+		this.startedText = undefined;
+		return true;
+	}
+
 	private flushPending(now: number): void {
-		for (const [pendingData, registeredAt] of this.pending) {
+		for (const [pendingData, { registeredAt, own }] of this.pending) {
 			if (now - registeredAt >= PENDING_SAVE_MS) this.pending.delete(pendingData);
-			else this.writeShared(pendingData, now);
+			else this.write(pendingData, now, own);
 		}
 	}
 
-	private writeShared(staticData: IDataObject, now: number, ownKey?: string): void {
-		const merged = new Map<string, number>();
-		const keep = (key: string, seconds: number) => {
-			if (now - seconds * 1000 >= LEDGER_WINDOW_MS) return;
-			if ((merged.get(key) ?? -Infinity) < seconds) merged.set(key, seconds);
-		};
-		for (const [key, seconds] of Object.entries(sharedEntries(staticData)))
-			keep(key, Number(seconds));
-		for (const [key, attempt] of this.attempts) {
-			if (key === ownKey || answerOf(attempt) === true)
-				keep(key, Math.floor(attempt.receivedAt / 1000));
+	private write(staticData: IDataObject, now: number, own: string): void {
+		const shared = this.sharedText(now);
+		const text = shared ? `${shared} ${own}` : own;
+		if (staticData[LEDGER_FIELD] !== text) staticData[LEDGER_FIELD] = text;
+	}
+
+	/**
+	 * `started` within the window, newest kept. Over the cap it is cut to 90 % of it at once, so
+	 * the sort happens once every few hundred deliveries, not with each one.
+	 */
+	private sharedText(now: number): string {
+		if (this.startedText !== undefined) return this.startedText;
+		const oldest = Math.floor((now - LEDGER_WINDOW_MS) / 1000);
+		for (const [key, seconds] of this.started) if (seconds <= oldest) this.started.delete(key);
+		if (this.started.size >= MAX_SHARED) {
+			const newest = [...this.started]
+				.sort((a, b) => b[1] - a[1])
+				.slice(0, Math.floor(MAX_SHARED * 0.9));
+			this.started.clear();
+			for (const [key, seconds] of newest.reverse()) this.started.set(key, seconds);
 		}
-		if (ownKey !== undefined) keep(ownKey, Math.floor(now / 1000));
-		const newest = [...merged.entries()].sort((a, b) => b[1] - a[1]).slice(0, MAX_SHARED);
-		const current = sharedEntries(staticData);
-		if (
-			newest.length === Object.keys(current).length &&
-			newest.every(([key, seconds]) => current[key] === seconds)
-		)
-			return;
-		staticData[LEDGER_FIELD] = Object.fromEntries(newest);
+		const entries: string[] = [];
+		for (const [key, seconds] of this.started) entries.push(entryText(key, seconds));
+		this.startedText = entries.join(' ');
+		return this.startedText;
 	}
 
 	private forgetExpired(now: number): void {
@@ -187,15 +222,26 @@ export class DeliveryLedger {
 		}
 	}
 
-	private async waitForAnswer(attempt: Attempt): Promise<boolean | undefined> {
+	private async waitForAnswer(key: string, attempt: Attempt): Promise<boolean | undefined> {
 		const time = this.time();
 		const deadline = time.now() + WAIT_FOR_EARLIER_ANSWER_MS;
 		for (;;) {
 			const answer = answerOf(attempt);
+			if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
 			if (answer !== undefined || time.now() >= deadline) return answer;
 			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
 		}
 	}
+}
+
+/** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
+function answerOf(attempt: Attempt): boolean | undefined {
+	if (attempt.startedExecution !== undefined) return attempt.startedExecution;
+	const response = attempt.response;
+	if (!response?.writableEnded) return undefined;
+	attempt.startedExecution = response.statusCode >= 200 && response.statusCode < 300;
+	attempt.response = undefined;
+	return attempt.startedExecution;
 }
 
 let current = new DeliveryLedger();

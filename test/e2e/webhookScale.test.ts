@@ -254,6 +254,7 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 					{
 						name: TRIGGER,
 						type: TYPES.trigger,
+						typeVersion: 1.1,
 						credentialId,
 						webhookId: randomUUID(),
 						parameters: {
