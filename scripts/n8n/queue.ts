@@ -115,17 +115,13 @@ const WEBHOOK_PROCESS_ENV = {
 
 /**
  * The n8n settings recommended for `n8n webhook` processes (docs/webhook-throughput.md), applied
- * with `webhookSettings: 'recommended'`: the legacy expression engine. Under n8n's default engine
- * (`N8N_EXPRESSION_ENGINE=vm`) every webhook request whose start node is not n8n's own Webhook node
- * takes a fresh V8 isolate (webhooks/live-webhooks.js `executeWebhook`), and a start node of
- * typeVersion 1, like the Learning Platform Trigger, also evaluates one expression in it
- * (webhooks/webhook-helpers.js `parseRequestBody`): about 100 ms of CPU per delivery. With
- * `N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE=true` that isolate is still created, synchronously on the
- * event loop; a bigger pool creates as many. The legacy engine evaluates in the process (no
- * isolate: no per-expression time-out or memory limit, weaker isolation; see the doc).
+ * with `webhookSettings: 'recommended'`. Under n8n's default (`N8N_EXPRESSION_ENGINE=vm`) every
+ * webhook request whose start node is not n8n's own Webhook node takes a fresh V8 isolate up front
+ * (webhooks/live-webhooks.js), about 100 ms of CPU; with lazy acquisition it is made only when an
+ * expression is evaluated, and the trigger's typeVersion 1.1 evaluates none on that path.
  */
 export const RECOMMENDED_WEBHOOK_PROCESS_ENV: Readonly<Record<string, string>> = {
-	N8N_EXPRESSION_ENGINE: 'legacy',
+	N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true',
 };
 
 /**

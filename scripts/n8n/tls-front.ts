@@ -131,8 +131,16 @@ export interface TlsFront {
 	 * REST, `/webhook-test/`, `/webhook-waiting/`) goes to the main. Empty: all to the main.
 	 */
 	setWebhookBackends(backends: FrontBackend[]): void;
+	/**
+	 * How `/webhook/` requests are spread: 'round-robin' (default), or 'x-signature': by a hash of
+	 * the request's `X-Signature` header, so that a retry (the same bytes, the same signature) goes
+	 * where its first attempt went, as nginx's `hash $http_x_signature` does.
+	 */
+	setWebhookRouting(routing: WebhookRouting): void;
 	close(): Promise<void>;
 }
+
+export type WebhookRouting = 'round-robin' | 'x-signature';
 
 /** Requests kept in `front.requests` (the oldest are dropped beyond this). */
 const MAX_RECORDED = 50_000;
@@ -152,10 +160,15 @@ export async function startTlsFront(options: {
 	const main: FrontBackend = { name: 'main', port: options.targetPort };
 	let webhookBackends: FrontBackend[] = [];
 	let nextWebhookBackend = 0;
+	let webhookRouting: WebhookRouting = 'round-robin';
 	let responseDelayMs = 0;
 	const requests: FrontRequest[] = [];
-	const route = (url: string): FrontBackend => {
+	const route = (url: string, signature: unknown): FrontBackend => {
 		if (!webhookBackends.length || !url.startsWith('/webhook/')) return main;
+		if (webhookRouting === 'x-signature' && typeof signature === 'string')
+			return webhookBackends[
+				createHash('sha256').update(signature).digest().readUInt32BE(0) % webhookBackends.length
+			];
 		const backend = webhookBackends[nextWebhookBackend % webhookBackends.length];
 		nextWebhookBackend = (nextWebhookBackend + 1) % webhookBackends.length;
 		return backend;
@@ -163,7 +176,7 @@ export async function startTlsFront(options: {
 	const server = https.createServer(
 		{ key: options.certificates.keyPem, cert: options.certificates.certPem },
 		(req, res) => {
-			const backend = route(req.url ?? '/');
+			const backend = route(req.url ?? '/', req.headers['x-signature']);
 			const entry: FrontRequest = {
 				at: Date.now(),
 				method: req.method ?? 'GET',
@@ -248,6 +261,10 @@ export async function startTlsFront(options: {
 			log(
 				`TLS front: /webhook/ round-robin over ${backends.map((b) => `${b.name} (:${b.port})`).join(', ') || 'the main only'}`,
 			);
+		},
+		setWebhookRouting(routing) {
+			webhookRouting = routing;
+			log(`TLS front: /webhook/ requests spread by ${routing}`);
 		},
 		close: () =>
 			new Promise<void>((resolve) => {
