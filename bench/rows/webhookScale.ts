@@ -51,6 +51,8 @@ import { benchCompletionPayload } from '../lib/payload';
 const EVENTS = 500;
 const PHASES = 2;
 const IN_FLIGHT = 16;
+/** deliveries per receiver before the measured phases (not counted) */
+const WARM_UP = 100;
 const TRIGGER_EVENT = 'Events\\Courses\\Completion_created';
 const WEBHOOK_EVENT = 'Events\\Courses\\Completion_updated';
 const TRIGGER_NODE = 'Trigger';
@@ -202,11 +204,12 @@ async function runPhase(
 	subscriptionId: number,
 	firstSeq: number,
 	stack: QueueStack,
+	count = EVENTS,
 ): Promise<Phase> {
 	const cpuAtStart = cpuNow(stack);
 	const event = receiver === 'trigger' ? TRIGGER_EVENT : WEBHOOK_EVENT;
 	const seqs: number[] = [];
-	for (let i = 0; i < EVENTS; i++) {
+	for (let i = 0; i < count; i++) {
 		while ((await control.pendingDeliveries()).pending >= IN_FLIGHT) await sleep(5);
 		const seq = firstSeq + i;
 		seqs.push(seq);
@@ -221,7 +224,7 @@ async function runPhase(
 			wanted.has(seqOf(a.body)),
 		);
 		if (
-			(pending === 0 && new Set(attempts.map((a) => a.log_id)).size >= EVENTS) ||
+			(pending === 0 && new Set(attempts.map((a) => a.log_id)).size >= count) ||
 			Date.now() > deadline
 		)
 			break;
@@ -229,7 +232,7 @@ async function runPhase(
 	}
 	const ms = Math.max(...attempts.map(answeredAt)) - Math.min(...attempts.map(sentAt));
 	progress(
-		`webhook-scale: phase ${index} (${receiver}): ${EVENTS} events, ${attempts.length} attempts, ${seconds(ms)}`,
+		`webhook-scale: phase ${index} (${receiver}): ${count} events, ${attempts.length} attempts, ${seconds(ms)}`,
 	);
 	const cpuAtEnd = cpuNow(stack);
 	const cpuMs = Object.fromEntries(
@@ -403,13 +406,20 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			`webhook-scale: trigger subscription ${triggerSubscription.id}, Webhook node subscription ${webhookSubscription.id}`,
 		);
 
-		// a short warm-up of both paths (first requests load code in every process), not counted
-		for (const [event, seq] of [
-			[TRIGGER_EVENT, 900_000],
-			[WEBHOOK_EVENT, 900_001],
-		] as const)
-			await control.simulateEvent(event, payload(-1, seq));
-		await sleep(5_000);
+		// A warm-up of both paths (code compiled and loaded, connection pools filled in every
+		// process), not counted; then the workers finish its executions before the phases start.
+		await runPhase(control, 'trigger', -1, triggerSubscription.id, 800_000, stack, WARM_UP);
+		await runPhase(
+			control,
+			'webhook',
+			-1,
+			webhookSubscription.id,
+			800_000 + WARM_UP,
+			stack,
+			WARM_UP,
+		);
+		await executionsOf(client, triggerWorkflow, WARM_UP);
+		await executionsOf(client, webhookWorkflow, WARM_UP);
 		const warmTrigger = (await client.listExecutions({ workflowId: triggerWorkflow })).length;
 		const warmWebhook = (await client.listExecutions({ workflowId: webhookWorkflow })).length;
 
