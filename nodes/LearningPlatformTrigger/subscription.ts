@@ -135,7 +135,9 @@ function subscriptionSecrets(staticData: IDataObject): { signingKey: string; aut
 		staticData[SECRET_SEED] = seed;
 	}
 	const derive = (purpose: string) =>
-		createHmac('sha256', seed as string).update(purpose).digest('hex');
+		createHmac('sha256', seed as string)
+			.update(purpose)
+			.digest('hex');
 	return { signingKey: derive('signing key'), authToken: derive('auth token') };
 }
 
