@@ -170,11 +170,14 @@ export const RESCAN_INTERVAL_MS = 15 * 60_000;
 const JITTER_MS = 5_000;
 /** Workflows (and nodes) this process has run a recovery for since it started. */
 const scannedByThisProcess = new Set<string>();
+/** n8n loads community nodes when it starts, so this is about when this process started. */
+const processStartedAt = clock().now();
 
 /**
  * From a delivery: the first one a process receives after it started (n8n 2.x calls no trigger
- * method at start-up, so deliveries missed while n8n was down are found here), then at most
- * every RESCAN_INTERVAL_MS. Runs in the background; the delivery is not delayed.
+ * method at start-up, so deliveries missed while n8n was down are found here) unless another
+ * process has started a run since then, and at most every RESCAN_INTERVAL_MS. Runs in the
+ * background; the delivery is not delayed.
  */
 export function recoverFromDelivery(
 	this: IWebhookFunctions,
@@ -185,8 +188,10 @@ export function recoverFromDelivery(
 	const now = clock().now();
 	const last = Number(staticData[SCANNED_AT]);
 	const due = !Number.isFinite(last) || now - last >= RESCAN_INTERVAL_MS;
-	if (scannedByThisProcess.has(scope) && !due) return;
+	// processes restarted together: the run of whichever got a delivery first covers the others
+	const firstHere = !scannedByThisProcess.has(scope) && !(last >= processStartedAt);
 	scannedByThisProcess.add(scope);
+	if (!due && !firstHere) return;
 	staticData[SCANNED_AT] = now;
 	const why = 'found from a delivery';
 	void (async () => {
