@@ -116,8 +116,7 @@ export class DeliveryLedger {
 				const at = seconds * 1000;
 				if (!Number.isFinite(at) || now - at >= LEDGER_WINDOW_MS) continue;
 				const known = this.attempts.get(key);
-				if (known?.startedExecution === true) continue;
-				if (known && answerOf(known) === undefined) continue;
+				if (known && answerOf(known) !== false) continue;
 				this.attempts.set(key, { receivedAt: at, startedExecution: true });
 				learnt = this.markStarted(key, seconds) || learnt;
 			}

@@ -166,13 +166,16 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		};
 	}
 
+	/** The completion a delivery body is about. */
+	const completionIdOf = (body: string) =>
+		(JSON.parse(body) as { payload?: { completion?: { id?: number } } }).payload?.completion?.id;
+
 	/** The platform's delivery attempts of these completions, grouped per delivery (log entry). */
 	async function deliveriesOf(ids: number[]): Promise<SandboxDelivery[][]> {
 		const wanted = new Set(ids);
 		const byLog = new Map<number, SandboxDelivery[]>();
 		for (const attempt of await control().deliveries({ username: user.username })) {
-			const id = (JSON.parse(attempt.body) as { payload?: { completion?: { id?: number } } })
-				.payload?.completion?.id;
+			const id = completionIdOf(attempt.body);
 			if (id === undefined || !wanted.has(id)) continue;
 			byLog.set(attempt.log_id!, [...(byLog.get(attempt.log_id!) ?? []), attempt]);
 		}
@@ -315,8 +318,15 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const retried = deliveries.filter((d) => d.length > 1);
 		const served = deliveries.map(backendsOf);
 		const firstOn = served.map((backends) => backends[0]);
-		const retryRoutes = retried.map((d) => backendsOf(d).slice(0, 2));
-		const onOther = retryRoutes.filter(([first, second]) => second && first !== second).length;
+		// the completions whose retry reached another webhook process than their first attempt
+		const crossProcessRetried = new Set(
+			deliveries
+				.filter(
+					(d, i) => d.length > 1 && served[i][1] !== undefined && served[i][1] !== served[i][0],
+				)
+				.map((d) => completionIdOf(d[0].body)),
+		);
+		const onOther = crossProcessRetried.size;
 		// what happened to each attempt: "1:200", "1:answer dropped", "2:timed out"...
 		const outcomes: Record<string, number> = {};
 		for (const a of deliveries.flat()) {
@@ -329,18 +339,6 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			.sort((x, y) => x - y);
 		const spread: Record<string, number> = {};
 		for (const backend of firstOn) spread[backend ?? 'none'] = (spread[backend ?? 'none'] ?? 0) + 1;
-		const crossProcessRetried = new Set(
-			retried
-				.filter((d) => {
-					const [first, second] = backendsOf(d);
-					return second !== undefined && first !== second;
-				})
-				.map(
-					(d) =>
-						(JSON.parse(d[0].body) as { payload: { completion: { id: number } } }).payload
-							.completion.id,
-				),
-		);
 		const duplicated = [...outcome.perCompletion]
 			.filter(([, list]) => list.length > 1)
 			.map(([id]) => id);
