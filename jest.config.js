@@ -14,6 +14,7 @@ module.exports = {
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/**/*.test.ts'],
 			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+			setupFiles: ['<rootDir>/test/support/setupClock.ts'],
 		},
 		{
 			displayName: 'e2e',

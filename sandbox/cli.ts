@@ -1,16 +1,28 @@
 /**
  * Command line: `npm run sandbox:api -- [--port 5680] [--host 127.0.0.1] [--state FILE]
  * [--trust-ca FILE]... [--rate-limit 60] [--tenancy ID] [--username NAME] [--feed-delay-ms N]
- * [--allow-http-webhooks] [--no-demo] [--quiet]`
+ * [--allow-http-webhooks] [--delivery-log perDelivery|perAttempt] [--no-demo] [--quiet]`
+ *
+ * `--delivery-log` (env LP_DELIVERY_LOG): one log entry per delivery counting `tries` (default), or
+ * one entry per attempt (sandbox/README.md, "Delivery log").
  *
  * Prints the base URL, tenancy id, username, a live refresh token and the control API prefix,
  * plus one machine-readable line `SANDBOX_READY {...}`; runs until SIGINT/SIGTERM.
  */
 import { readFileSync } from 'node:fs';
 import { CONTROL_PREFIX, startSandbox, type SandboxOptions } from './index';
+import { DELIVERY_LOG_READINGS, type DeliveryLogReading } from './store';
+
+function deliveryLogReading(v: string, flag: string): DeliveryLogReading {
+	if (!DELIVERY_LOG_READINGS.includes(v as DeliveryLogReading))
+		throw new Error(`${flag} needs one of ${DELIVERY_LOG_READINGS.join(', ')}, got ${v}`);
+	return v as DeliveryLogReading;
+}
 
 function parse(argv: string[]): SandboxOptions {
 	const o: SandboxOptions = { quiet: false };
+	if (process.env.LP_DELIVERY_LOG)
+		o.deliveryLog = deliveryLogReading(process.env.LP_DELIVERY_LOG, 'LP_DELIVERY_LOG');
 	const ca: string[] = [];
 	const need = (i: number, flag: string) => {
 		const v = argv[i + 1];
@@ -50,6 +62,9 @@ function parse(argv: string[]): SandboxOptions {
 				break;
 			case '--allow-http-webhooks':
 				o.allowHttpWebhookUrls = true;
+				break;
+			case '--delivery-log':
+				o.deliveryLog = deliveryLogReading(need(i++, a), a);
 				break;
 			case '--no-demo':
 				o.demoData = false;

@@ -20,7 +20,13 @@ import { renderCompletion } from './feed';
 import type { FaultSpec } from './faults';
 import type { Reply, Sandbox } from './http';
 import { json } from './http';
-import { CONFIG_KEYS, DEFAULT_CONFIG, type SandboxConfig } from './store';
+import {
+	CONFIG_KEYS,
+	DEFAULT_CONFIG,
+	DELIVERY_LOG_READINGS,
+	type DeliveryLogReading,
+	type SandboxConfig,
+} from './store';
 import { isoOffset, isoZ } from './util';
 
 export const CONTROL_PREFIX = '/__sandbox';
@@ -36,7 +42,11 @@ function patchConfig(sb: Sandbox, body: Record<string, unknown>): SandboxConfig 
 		if (!CONFIG_KEYS.includes(k as keyof SandboxConfig))
 			throw new Invalid(`unknown config key: ${k}`);
 		const key = k as keyof SandboxConfig;
-		if (typeof DEFAULT_CONFIG[key] === 'boolean') {
+		if (key === 'deliveryLog') {
+			if (!DELIVERY_LOG_READINGS.includes(v as DeliveryLogReading))
+				throw new Invalid(`deliveryLog must be one of ${DELIVERY_LOG_READINGS.join(', ')}`);
+			next.deliveryLog = v as DeliveryLogReading;
+		} else if (typeof DEFAULT_CONFIG[key] === 'boolean') {
 			if (typeof v !== 'boolean') throw new Invalid(`${k} must be a boolean`);
 			(next as Record<string, unknown>)[key] = v;
 		} else {

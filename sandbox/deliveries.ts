@@ -7,8 +7,10 @@
  * - `x-signature`: lowercase hex HMAC-SHA256 of the exact body bytes, keyed with `signing_key`,
  *   when one is set; `authorization: Bearer <auth_token>` when one is set; `auth_type` is ignored.
  * - A disabled or deleted subscription receives nothing (checked before every attempt).
- * - Every attempt is recorded: in the delivery's log entry (spec op 13: `tries` counts the
- *   attempts, the other fields describe the latest) and as a row of /__sandbox/deliveries.
+ * - Every attempt is recorded (spec rule 6) in the delivery log, as `config.deliveryLog` reads it:
+ *   `perDelivery`, in the delivery's entry (`tries` counts the attempts, the other fields describe
+ *   the latest); `perAttempt`, as an entry of its own (`tries` is the attempt's number); and as a
+ *   row of /__sandbox/deliveries, whose `delivery_ref` ties a delivery's attempts together.
  * - Non-2xx, network error or time-out -> retried after `deliveryBackoffMs` doubling each time,
  *   up to `deliveryMaxAttempts` attempts in all; each attempt times out after `deliveryTimeoutMs`.
  *   Retries re-send exactly the same bytes.
@@ -31,6 +33,15 @@ const MAX_RESPONSE_CHARS = 2000;
 
 export const sign = (key: string, body: string) =>
 	createHmac('sha256', key).update(body, 'utf8').digest('hex');
+
+/** One delivery (a dispatch or a redispatch) through its attempts. */
+interface Delivery {
+	/** the entry it was dispatched as, or the entry whose redispatch it is */
+	origin: DeliveryLog;
+	body: string;
+	/** with one entry per delivery: the entry every attempt updates */
+	entry?: DeliveryLog;
+}
 
 interface SendResult {
 	status_code: number | null;
@@ -76,37 +87,70 @@ export class Deliveries {
 		let n = 0;
 		for (const sub of store.subscriptions.values()) {
 			if (sub.deleted_at !== null || !sub.is_enabled || !eventMatches(sub.event, event)) continue;
-			const now = store.now();
-			const log: DeliveryLog = {
-				id: store.next('logId'),
-				subscriptionId: sub.id,
-				event_type: event,
-				delivery_id: '',
-				success: false,
-				tries: 0,
-				status_code: null,
-				response: '',
-				response_time_ms: null,
-				redispatched: false,
-				created_at: now,
-				updated_at: now,
-				payload,
-				completionId,
+			const entry = this.newEntry(sub.id, event, payload, completionId);
+			if (store.config.deliveryLog === 'perDelivery') store.logs.set(entry.id, entry);
+			const delivery: Delivery = {
+				origin: entry,
+				body: this.body(event, payload, ''),
+				// one entry per attempt: the first attempt's entry keeps the id reserved here
+				entry: store.config.deliveryLog === 'perDelivery' ? entry : undefined,
 			};
-			store.logs.set(log.id, log);
-			this.schedule(sub, log, this.body(event, payload, ''), 1, 0);
+			this.schedule(sub, delivery, 1, 0);
 			n++;
 		}
 		store.dirty();
 		return n;
 	}
 
-	/** Manual redispatch of a logged delivery: same event and payload, a fresh `now` and a non-empty `delivery_id`. */
+	/**
+	 * Manual redispatch of a logged delivery: same event and payload, a fresh `now` and a non-empty
+	 * `delivery_id`. The entry asked for gets `redispatched: true` and that `delivery_id`; with one
+	 * entry per delivery it also records the new attempts, with one entry per attempt each new
+	 * attempt gets an entry of its own (`redispatched: true`, the same `delivery_id`).
+	 */
 	redispatch(sub: Subscription, log: DeliveryLog) {
+		const { store } = this.sb();
 		log.redispatched = true;
 		log.delivery_id = randomUUID();
-		log.updated_at = this.sb().store.now();
-		this.schedule(sub, log, this.body(log.event_type, log.payload, log.delivery_id), 1, 0);
+		log.updated_at = store.now();
+		this.schedule(
+			sub,
+			{
+				origin: log,
+				body: this.body(log.event_type, log.payload, log.delivery_id),
+				entry: store.config.deliveryLog === 'perDelivery' ? log : undefined,
+			},
+			1,
+			0,
+		);
+	}
+
+	private newEntry(
+		subscriptionId: number,
+		event: string,
+		payload: unknown,
+		completionId: number | null,
+	): DeliveryLog {
+		const { store } = this.sb();
+		const now = store.now();
+		const id = store.next('logId');
+		return {
+			id,
+			subscriptionId,
+			event_type: event,
+			delivery_id: '',
+			success: false,
+			tries: 0,
+			status_code: null,
+			response: '',
+			response_time_ms: null,
+			redispatched: false,
+			created_at: now,
+			updated_at: now,
+			payload,
+			completionId,
+			ref: id,
+		};
 	}
 
 	/** Relay with url: one attempt to an arbitrary URL, never to stored subscriptions. */
@@ -115,6 +159,7 @@ export class Deliveries {
 		const sentAt = this.sb().store.now();
 		const res = await this.send(url, headers, body);
 		this.record(
+			null,
 			null,
 			null,
 			null,
@@ -130,25 +175,20 @@ export class Deliveries {
 		return res;
 	}
 
-	private schedule(
-		sub: Subscription,
-		log: DeliveryLog,
-		body: string,
-		attempt: number,
-		delayMs: number,
-	) {
+	private schedule(sub: Subscription, delivery: Delivery, attempt: number, delayMs: number) {
 		if (this.closed) return;
 		const t = setTimeout(() => {
 			this.timers.delete(t);
-			void this.attempt(sub.id, log, body, attempt);
+			void this.attempt(sub.id, delivery, attempt);
 		}, delayMs);
 		this.timers.add(t);
 	}
 
-	private async attempt(subId: number, log: DeliveryLog, body: string, attempt: number) {
+	private async attempt(subId: number, delivery: Delivery, attempt: number) {
 		const sb = this.sb();
 		const sub = sb.store.subscriptions.get(subId);
 		if (this.closed || !sub || sub.deleted_at !== null || !sub.is_enabled) return;
+		const { origin, body } = delivery;
 		const headers: Record<string, string> = {
 			'content-type': 'application/json',
 			'user-agent': USER_AGENT,
@@ -160,15 +200,19 @@ export class Deliveries {
 		const res = await this.send(sub.url, headers, body, fault);
 		if (this.closed) return;
 		const ok = res.status_code !== null && res.status_code >= 200 && res.status_code < 300;
-		log.tries++;
+		const deliveryId = (JSON.parse(body) as { delivery_id: string }).delivery_id;
+		const log = delivery.entry ?? this.attemptEntry(origin, deliveryId, attempt, sentAt);
+		log.tries = delivery.entry ? log.tries + 1 : attempt;
 		log.success = ok;
 		log.status_code = res.status_code;
 		log.response = res.error ?? res.response;
 		log.response_time_ms = res.response_time_ms;
 		log.updated_at = sb.store.now();
+		sb.store.logs.set(log.id, log);
 		this.record(
 			sub.id,
 			log.id,
+			origin.ref,
 			sub.owner,
 			sub.url,
 			log.event_type,
@@ -183,16 +227,40 @@ export class Deliveries {
 		if (!ok && attempt < max)
 			this.schedule(
 				sub,
-				log,
-				body,
+				delivery,
 				attempt + 1,
 				sb.store.config.deliveryBackoffMs * 2 ** (attempt - 1),
 			);
+		sb.store.dirty();
+	}
+
+	/** With one entry per attempt: the entry of this attempt (the first reuses the id reserved at dispatch). */
+	private attemptEntry(
+		origin: DeliveryLog,
+		deliveryId: string,
+		attempt: number,
+		sentAt: number,
+	): DeliveryLog {
+		const first = attempt === 1 && deliveryId === '';
+		const entry = first
+			? { ...origin }
+			: this.newEntry(
+					origin.subscriptionId,
+					origin.event_type,
+					origin.payload,
+					origin.completionId,
+				);
+		entry.ref = origin.ref;
+		entry.delivery_id = deliveryId;
+		entry.redispatched = deliveryId !== '';
+		entry.created_at = sentAt;
+		return entry;
 	}
 
 	private record(
 		subscriptionId: number | null,
 		logId: number | null,
+		deliveryRef: number | null,
 		username: string | null,
 		url: string,
 		event: string,
@@ -208,6 +276,7 @@ export class Deliveries {
 			id: store.next('attemptId'),
 			subscription_id: subscriptionId,
 			log_id: logId,
+			delivery_ref: deliveryRef,
 			username,
 			url,
 			event,

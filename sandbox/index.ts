@@ -12,7 +12,7 @@ import { seedDemoData, type DemoDataOptions } from './demoData';
 import { Faults } from './faults';
 import type { Sandbox } from './http';
 import { createServer } from './server';
-import { DEFAULT_CONFIG, Store, type SandboxConfig } from './store';
+import { DEFAULT_CONFIG, Store, type DeliveryLogReading, type SandboxConfig } from './store';
 
 export { SandboxClient } from './client';
 export type {
@@ -65,6 +65,8 @@ export interface SandboxOptions {
 	allowHttpWebhookUrls?: boolean;
 	/** the tenancy's did-not-complete feature (feed status `Did Not Complete`), default false */
 	didNotCompleteEnabled?: boolean;
+	/** the delivery log's reading: 'perDelivery' (default) or 'perAttempt' (sandbox/README.md) */
+	deliveryLog?: DeliveryLogReading;
 	/** extra CA(s) trusted for outgoing https deliveries (e.g. a self-signed TLS front of n8n) */
 	trustedCaPem?: string | string[];
 	/** default true: 300 learners, ~3,000 completion records; false: catalogue + 20 learners, no records */

@@ -32,7 +32,16 @@ export interface SandboxConfig {
 	allowHttpWebhookUrls: boolean;
 	/** the tenancy's did-not-complete feature (feed status `Did Not Complete`), default false */
 	didNotCompleteEnabled: boolean;
+	/**
+	 * The delivery log's reading of spec rule 6 ("every attempt is recorded"): `perDelivery`, one
+	 * entry per delivery whose `tries` counts its attempts (default), or `perAttempt`, one entry per
+	 * attempt, `tries` being that attempt's number. sandbox/README.md, "Delivery log".
+	 */
+	deliveryLog: DeliveryLogReading;
 }
+
+export const DELIVERY_LOG_READINGS = ['perDelivery', 'perAttempt'] as const;
+export type DeliveryLogReading = (typeof DELIVERY_LOG_READINGS)[number];
 
 export const DEFAULT_CONFIG: SandboxConfig = {
 	rateLimitPerMinute: 60,
@@ -44,6 +53,7 @@ export const DEFAULT_CONFIG: SandboxConfig = {
 	deliveryTimeoutMs: 5000,
 	allowHttpWebhookUrls: false,
 	didNotCompleteEnabled: false,
+	deliveryLog: 'perDelivery',
 };
 
 export const CONFIG_KEYS = Object.keys(DEFAULT_CONFIG) as (keyof SandboxConfig)[];

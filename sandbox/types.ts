@@ -137,12 +137,19 @@ export interface DeliveryLog {
 	payload: unknown;
 	/** internal: the completion record the payload was built from (the "payload model") */
 	completionId: number | null;
+	/**
+	 * internal: the delivery this entry belongs to (the id of its first entry): with one entry per
+	 * attempt, every attempt and every redispatch of one event occurrence shares it
+	 */
+	ref: number;
 }
 
 export interface DeliveryAttempt {
 	id: number;
 	subscription_id: number | null;
 	log_id: number | null;
+	/** the log entry of the delivery's first attempt: the attempts of one delivery and its redispatches share it, whichever `deliveryLog` */
+	delivery_ref: number | null;
 	username: string | null;
 	url: string;
 	event: string;

@@ -20,7 +20,7 @@ import { getEvents } from '../LearningPlatform/methods/loadOptions';
 import { testLearningPlatformCredential } from '../LearningPlatform/transport';
 import { deliveryAge } from './deliveryAge';
 import { occurrenceKey, processLedger } from './deliveryLedger';
-import { recoverAfterActivation, recoverFromDelivery } from './recovery';
+import { recoverAfterActivation, recoverFromDelivery, stopRecovering } from './recovery';
 import { verifyDelivery } from './signature';
 import {
 	createSubscription,
@@ -33,10 +33,28 @@ interface TriggerOptions {
 	ignoreRepeatedDeliveries?: boolean;
 	maxDeliveryAgeMinutes?: number;
 	recoverMissedDeliveries?: boolean;
+	keepSubscriptionWhileInactive?: boolean;
 }
 
 function triggerOptions(this: IHookFunctions | IWebhookFunctions): TriggerOptions {
 	return this.getNodeParameter('options', {}) as TriggerOptions;
+}
+
+/** From 1.2 missed deliveries are recovered unless turned off; before, only when turned on. */
+const RECOVERS_BY_DEFAULT_FROM = 1.2;
+
+function recovers(this: IHookFunctions | IWebhookFunctions): boolean {
+	if (this.getMode() === 'manual') return false;
+	const byDefault = this.getNode().typeVersion >= RECOVERS_BY_DEFAULT_FROM;
+	return triggerOptions.call(this).recoverMissedDeliveries ?? byDefault;
+}
+
+/** Before 1.2, recovery also kept the subscription while inactive; from 1.2 that is its own option. */
+function keepsSubscriptionWhileInactive(this: IHookFunctions): boolean {
+	const options = triggerOptions.call(this);
+	if (this.getNode().typeVersion >= RECOVERS_BY_DEFAULT_FROM)
+		return options.keepSubscriptionWhileInactive === true;
+	return options.recoverMissedDeliveries === true;
 }
 
 function reject(
@@ -51,10 +69,10 @@ function reject(
 
 /** With "Recover Missed Deliveries", once the production subscription is in place. */
 function startRecovery(this: IHookFunctions): void {
-	if (this.getMode() === 'manual' || triggerOptions.call(this).recoverMissedDeliveries !== true)
-		return;
-	const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
-	if (subscriptionId !== undefined) recoverAfterActivation.call(this, subscriptionId);
+	if (!recovers.call(this)) return;
+	const staticData = this.getWorkflowStaticData('node');
+	const { subscriptionId } = readStoredSubscription(staticData);
+	if (subscriptionId !== undefined) recoverAfterActivation.call(this, staticData, subscriptionId);
 }
 
 function parseDelivery(rawBody: Buffer): IDataObject | undefined {
@@ -69,6 +87,36 @@ function parseDelivery(rawBody: Buffer): IDataObject | undefined {
 	return undefined;
 }
 
+/** Whether `event` is one the subscription covers and the node passes on. */
+function wantedEvent(this: IWebhookFunctions, storedEvent: string | undefined, event: string) {
+	const subscribedEvent = storedEvent ?? (this.getNodeParameter('event') as string);
+	const passOnEvents = isWildcardEvent(subscribedEvent)
+		? (this.getNodeParameter('passOnEvents', []) as string[])
+		: [];
+	return (
+		eventMatches(subscribedEvent, event) &&
+		(passOnEvents.length === 0 || passOnEvents.includes(event))
+	);
+}
+
+/** Why a delivery sent longer ago than allowed is refused, or undefined when it is not. */
+function refusalForAge(
+	this: IWebhookFunctions,
+	delivery: IDataObject,
+	event: string,
+	maxAgeMinutes: number | undefined,
+): string | undefined {
+	if (maxAgeMinutes === undefined) return undefined;
+	const age = deliveryAge(delivery.now, maxAgeMinutes, Date.now());
+	if (!age.tooOld) return undefined;
+	this.logger.warn('Learning Platform Trigger: a delivery older than the allowed age was refused', {
+		event,
+		workflowId: this.getWorkflow().id,
+		sentAt: age.sentAt,
+	});
+	return age.reason;
+}
+
 export class LearningPlatformTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Learning Platform Trigger',
@@ -77,8 +125,10 @@ export class LearningPlatformTrigger implements INodeType {
 		group: ['trigger'],
 		// 1.1 behaves as 1. n8n evaluates an expression for every delivery to a start node of
 		// typeVersion 1 (docs/webhook-throughput.md), which under its VM engine costs an isolate.
-		version: [1, 1.1],
-		defaultVersion: 1.1,
+		// 1.2 recovers missed deliveries by default; keeping the subscription while inactive is
+		// its own option (CHANGELOG.md).
+		version: [1, 1.1, 1.2],
+		defaultVersion: 1.2,
 		// "Course completion created" on the canvas, not the cut-off Events\Courses\Completion_...
 		subtitle: friendlyEventSubtitle('event'),
 		description:
@@ -147,10 +197,29 @@ export class LearningPlatformTrigger implements INodeType {
 							'Whether to acknowledge a delivery of an event that already ran the workflow in the last hour (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
 					},
 					{
+						displayName: 'Keep Subscription While Inactive',
+						name: 'keepSubscriptionWhileInactive',
+						type: 'boolean',
+						default: false,
+						displayOptions: { show: { '@version': [{ _cnd: { gte: RECOVERS_BY_DEFAULT_FROM } }] } },
+						description:
+							'Whether deactivating the workflow keeps its subscription at the platform, so the completions made while it is off are delivered (once each) when it is activated again. The subscription keeps counting towards the 100 the API key may have; delete it with the Learning Platform node (Webhook → Delete) if the workflow is deleted while inactive.',
+					},
+					{
 						displayName: 'Recover Missed Deliveries',
 						name: 'recoverMissedDeliveries',
 						type: 'boolean',
 						default: true,
+						displayOptions: { show: { '@version': [{ _cnd: { gte: RECOVERS_BY_DEFAULT_FROM } }] } },
+						description:
+							'Whether to have the platform send again the deliveries it could not make while n8n was down or unreachable (up to a day back), so each still runs the workflow once. Checked on activation, on the first delivery after n8n starts, and every 15 minutes while active.',
+					},
+					{
+						displayName: 'Recover Missed Deliveries',
+						name: 'recoverMissedDeliveries',
+						type: 'boolean',
+						default: true,
+						displayOptions: { show: { '@version': [1, 1.1] } },
 						description:
 							'Whether to have the platform send again the deliveries it could not make while n8n was down or this workflow was inactive (up to a day back), so each still runs the workflow once. Checked on activation and on the first delivery after n8n starts. Deactivating then keeps the subscription, so the platform logs what it could not deliver: to remove it, turn this off before deactivating, or delete it with the Learning Platform node (Webhook → Delete).',
 					},
@@ -200,7 +269,8 @@ export class LearningPlatformTrigger implements INodeType {
 			},
 
 			async delete(this: IHookFunctions): Promise<boolean> {
-				const keep = triggerOptions.call(this).recoverMissedDeliveries === true;
+				stopRecovering.call(this);
+				const keep = keepsSubscriptionWhileInactive.call(this);
 				return await deleteSubscription.call(this, { keep });
 			},
 		},
@@ -208,7 +278,8 @@ export class LearningPlatformTrigger implements INodeType {
 
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
 		const request = this.getRequestObject();
-		const stored = readStoredSubscription(this.getWorkflowStaticData('node'));
+		const staticData = this.getWorkflowStaticData('node');
+		const stored = readStoredSubscription(staticData);
 
 		// Both checks on the bytes as received; no secrets stored means nothing can be trusted.
 		const verification = verifyDelivery(
@@ -226,34 +297,14 @@ export class LearningPlatformTrigger implements INodeType {
 			return reject.call(this, 400, 'The request body is not a JSON object');
 
 		const event = typeof delivery.event === 'string' ? delivery.event : '';
-		const subscribedEvent = stored.event ?? (this.getNodeParameter('event') as string);
-		const passOnEvents = isWildcardEvent(subscribedEvent)
-			? (this.getNodeParameter('passOnEvents', []) as string[])
-			: [];
-		const wanted =
-			eventMatches(subscribedEvent, event) &&
-			(passOnEvents.length === 0 || passOnEvents.includes(event));
-		if (!wanted) {
-			// Acknowledged, so the platform does not retry an event this workflow does not want.
+		// Acknowledged, so the platform does not retry an event this workflow does not want.
+		if (!wantedEvent.call(this, stored.event, event))
 			return { webhookResponse: { received: true, passedOn: false } };
-		}
 
 		const options = triggerOptions.call(this);
-		if (options.maxDeliveryAgeMinutes !== undefined) {
-			const age = deliveryAge(delivery.now, options.maxDeliveryAgeMinutes, Date.now());
-			if (age.tooOld) {
-				this.logger.warn(
-					'Learning Platform Trigger: a delivery older than the allowed age was refused',
-					{
-						event,
-						workflowId: this.getWorkflow().id,
-						sentAt: age.sentAt,
-					},
-				);
-				return reject.call(this, 400, age.reason);
-			}
-		}
-		const staticData = this.getWorkflowStaticData('node');
+		const tooOld = refusalForAge.call(this, delivery, event, options.maxDeliveryAgeMinutes);
+		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
+
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = occurrenceKey(
 				[
@@ -265,28 +316,16 @@ export class LearningPlatformTrigger implements INodeType {
 				event,
 				delivery.payload ?? request.rawBody.toString('base64'),
 			);
-			const ledger = processLedger();
-			ledger.learn(staticData);
-			const response = this.getResponseObject();
-			if (await ledger.isRepeated(key, response)) {
+			if ((await processLedger().admit(staticData, key, this.getResponseObject())) === 'repeat') {
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
-					{
-						event,
-						workflowId: this.getWorkflow().id,
-					},
+					{ event, workflowId: this.getWorkflow().id },
 				);
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
-			ledger.record(staticData, key, response);
 		}
-		if (
-			options.recoverMissedDeliveries === true &&
-			stored.subscriptionId !== undefined &&
-			this.getMode() !== 'manual'
-		) {
+		if (stored.subscriptionId !== undefined && recovers.call(this))
 			recoverFromDelivery.call(this, staticData, stored.subscriptionId);
-		}
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {

@@ -9,8 +9,11 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { clock, type Clock } from '../LearningPlatform/transport/clock';
 
-/** How long a delivery that started an execution is remembered. */
-export const LEDGER_WINDOW_MS = 60 * 60_000;
+/**
+ * How long a delivery that started an execution is remembered: longer than recovery reads the
+ * platform's log back (a day), so a redispatch of any logged failure of it is recognised.
+ */
+export const LEDGER_WINDOW_MS = 25 * 60 * 60_000;
 /** Most deliveries kept in the workflow's static data; the oldest go first. */
 export const MAX_SHARED = 5_000;
 /** Most deliveries one process remembers. */
@@ -123,6 +126,22 @@ export class DeliveryLedger {
 			if (learnt) this.flushPending(now);
 		}
 		this.forgetExpired(now);
+	}
+
+	/**
+	 * The one call per delivery: takes in what `staticData` (as n8n loaded it for this request)
+	 * holds, and says whether `key` repeats a delivery that already started an execution. A new
+	 * one is recorded into `staticData`, which n8n saves once the execution exists.
+	 */
+	async admit(
+		staticData: IDataObject,
+		key: string,
+		response: AttemptResponse,
+	): Promise<'new' | 'repeat'> {
+		this.learn(staticData);
+		if (await this.isRepeated(key, response)) return 'repeat';
+		this.record(staticData, key, response);
+		return 'new';
 	}
 
 	/**

@@ -278,4 +278,77 @@ describe('retries and failures', () => {
 			await new Promise((r) => slow.close(r));
 		}
 	});
+
+	it('deliveryLog perAttempt: one entry per attempt (tries = its number); a redispatch marks the entry asked for and logs its attempts as entries of their own', async () => {
+		const flaky = await receiver({ status: (i) => (i === 1 || i === 3 ? 500 : 204) });
+		const own = await startSandbox({
+			allowHttpWebhookUrls: true,
+			deliveryBackoffMs: 20,
+			deliveryMaxAttempts: 2,
+			rateLimitPerMinute: 10_000,
+			deliveryLog: 'perAttempt',
+		});
+		try {
+			const a = await Api.login(own);
+			const sub = (await create(a, { event: 'Events\\Users\\Created', url: `${flaky.url}/x` }))
+				.json;
+			await own.control.simulateEvent('Events\\Users\\Created', { user: { id: 1 } });
+			const first = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 2);
+			const logsUrl = `${a.r.webhook}/${sub.id}/logs`;
+			let logs = (await a.get(logsUrl)).json.data;
+			// newest first: attempt 2 (answered 204), then attempt 1 (500)
+			expect(
+				logs.map((l: { tries: number; success: boolean; status_code: number }) => [
+					l.tries,
+					l.success,
+					l.status_code,
+				]),
+			).toEqual([
+				[2, true, 204],
+				[1, false, 500],
+			]);
+			expect(new Set(first.map((x) => x.delivery_ref)).size).toBe(1);
+			expect(new Set(first.map((x) => x.log_id)).size).toBe(2);
+
+			const failed = logs[1];
+			expect((await a.send('POST', `${logsUrl}/${failed.id}/redispatch`)).status).toBe(200);
+			const all = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 4);
+			logs = (await a.get(logsUrl)).json.data;
+			const marked = logs.find((l: { id: number }) => l.id === failed.id);
+			expect(marked).toMatchObject({ redispatched: true, success: false, tries: 1 });
+			expect(marked.delivery_id).not.toBe('');
+			const redispatchEntries = logs.filter(
+				(l: { id: number; delivery_id: string }) =>
+					l.id !== failed.id && l.delivery_id === marked.delivery_id,
+			);
+			// the redispatch's attempt 1 got 500, its attempt 2 got 204
+			expect(
+				redispatchEntries.map((l: { tries: number; success: boolean; redispatched: boolean }) => [
+					l.tries,
+					l.success,
+					l.redispatched,
+				]),
+			).toEqual([
+				[2, true, true],
+				[1, false, true],
+			]);
+			expect(new Set(all.map((x) => x.delivery_ref)).size).toBe(1);
+			expect(logs).toHaveLength(4);
+		} finally {
+			await own.close();
+			await flaky.close();
+		}
+	});
+
+	it('the delivery log reading is switched through the control API; anything else is refused', async () => {
+		await expect(sb.control.setConfig({ deliveryLog: 'perEvent' as never })).rejects.toThrow(
+			/deliveryLog must be one of perDelivery, perAttempt/,
+		);
+		expect((await sb.control.setConfig({ deliveryLog: 'perAttempt' })).deliveryLog).toBe(
+			'perAttempt',
+		);
+		expect((await sb.control.setConfig({ deliveryLog: 'perDelivery' })).deliveryLog).toBe(
+			'perDelivery',
+		);
+	});
 });

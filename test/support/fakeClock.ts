@@ -32,11 +32,15 @@ export class AheadClock implements Clock {
 	onSleep?: (virtualElapsed: number) => void;
 	private readonly started = Date.now();
 
+	/** `holdFrom`: sleeps this long or longer never end (a schedule that must not run on). */
+	constructor(private readonly holdFrom = Infinity) {}
+
 	now() {
 		return Date.now() + this.offset;
 	}
 
 	async sleep(ms: number) {
+		if (ms >= this.holdFrom) return await new Promise<void>(() => {});
 		this.offset += ms;
 		this.slept += ms;
 		await new Promise((resolve) => setImmediate(resolve));
@@ -45,8 +49,11 @@ export class AheadClock implements Clock {
 }
 
 /** Installs an AheadClock for the duration of `body`. */
-export async function withAheadClock<T>(body: (time: AheadClock) => Promise<T>): Promise<T> {
-	const time = new AheadClock();
+export async function withAheadClock<T>(
+	body: (time: AheadClock) => Promise<T>,
+	holdFrom?: number,
+): Promise<T> {
+	const time = new AheadClock(holdFrom);
 	const restore = useClock(time);
 	try {
 		return await body(time);

@@ -8,7 +8,11 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { recoverMissedDeliveries, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery';
+import {
+	recoverMissedDeliveries,
+	RESCAN_INTERVAL_MS,
+	SETTLE_MS,
+} from '../../nodes/LearningPlatformTrigger/recovery';
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
@@ -16,6 +20,7 @@ import { setUpTriggerTests, type TriggerTestContext } from './setup';
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
 const RECOVER = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: true } };
+const KEEP = { event: COMPLETION_CREATED, options: { keepSubscriptionWhileInactive: true } };
 
 jest.setTimeout(60_000);
 
@@ -39,7 +44,8 @@ function options(staticData: IDataObject, parameters: IDataObject, path: string)
 /** A production subscription for this workflow (created without recovery), and its id. */
 async function subscribed(path: string) {
 	const staticData: IDataObject = {};
-	await runHook(trigger, 'create', options(staticData, { event: COMPLETION_CREATED }, path));
+	const noRecovery = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
+	await runHook(trigger, 'create', options(staticData, noRecovery, path));
 	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
 	return { staticData, subscriptionId };
 }
@@ -102,13 +108,39 @@ describe('a recovery run', () => {
 	});
 });
 
-describe('with "Recover Missed Deliveries" on', () => {
-	test('deactivation keeps the production subscription, so the platform logs what it cannot deliver', async () => {
+describe('deactivation', () => {
+	const liveSubscription = async (subscriptionId: number) =>
+		(await t.sandbox.control.subscriptions(t.username)).find(
+			(s) => s.id === subscriptionId && s.deleted_at === null,
+		);
+
+	test('a trigger at its defaults (1.2) removes its subscription, though it recovers missed deliveries', async () => {
+		const { staticData, subscriptionId } = await subscribed('defaults-deactivate');
+		const atDefaults = { event: COMPLETION_CREATED };
+		const deleted = await runHook(
+			trigger,
+			'delete',
+			options(staticData, atDefaults, 'defaults-deactivate'),
+		);
+		expect(deleted.result).toBe(true);
+		expect(await liveSubscription(subscriptionId)).toBeUndefined();
+	});
+
+	test('typeVersion 1.1 with "Recover Missed Deliveries" on keeps it, as it always did', async () => {
+		const { staticData, subscriptionId } = await subscribed('keep-1-1');
+		await runHook(trigger, 'delete', {
+			...options(staticData, RECOVER, 'keep-1-1'),
+			typeVersion: 1.1,
+		});
+		expect(await liveSubscription(subscriptionId)).toBeDefined();
+	});
+
+	test('"Keep Subscription While Inactive" keeps the production subscription, so the platform logs what it cannot deliver', async () => {
 		const { staticData, subscriptionId } = await subscribed('keep-on-deactivate');
 		const deleted = await runHook(
 			trigger,
 			'delete',
-			options(staticData, RECOVER, 'keep-on-deactivate'),
+			options(staticData, KEEP, 'keep-on-deactivate'),
 		);
 		expect(deleted.result).toBe(true);
 		expect((staticData[NODE_KEY] as IDataObject).subscriptionId).toBe(subscriptionId);
@@ -124,7 +156,7 @@ describe('with "Recover Missed Deliveries" on', () => {
 	test('"Listen for test event" subscriptions are removed all the same', async () => {
 		const staticData: IDataObject = {};
 		const test = {
-			...options(staticData, RECOVER, 'keep-test'),
+			...options(staticData, KEEP, 'keep-test'),
 			isTest: true,
 			mode: 'manual' as const,
 		};
@@ -136,8 +168,10 @@ describe('with "Recover Missed Deliveries" on', () => {
 		);
 		expect(gone?.deleted_at).toBeTruthy();
 	});
+});
 
-	test('activation of an intact subscription recovers its failed deliveries in the background', async () => {
+describe('activation', () => {
+	test('of an intact subscription recovers its failed deliveries in the background', async () => {
 		const { staticData, subscriptionId } = await subscribed('recover-on-activation');
 		await missedDelivery(subscriptionId);
 		await withAheadClock(async (time) => {
@@ -153,6 +187,6 @@ describe('with "Recover Missed Deliveries" on', () => {
 				if (Date.now() > deadline) throw new Error('nothing was redispatched');
 				await new Promise((resolve) => setTimeout(resolve, 200));
 			}
-		});
+		}, RESCAN_INTERVAL_MS);
 	});
 });

@@ -44,7 +44,9 @@ function activation(overrides: Partial<Activation> = {}): Activation {
 	return {
 		staticData: {},
 		credentials: t.credentials,
-		parameters: { event: COMPLETION_CREATED },
+		// recovery runs in the background and redispatches through the sandbox: its own tests are
+		// test/trigger/recovery.test.ts
+		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
 		...overrides,
 	};
 }
@@ -148,7 +150,12 @@ describe('activation: create / checkExists / delete', () => {
 		expect((await hook('checkExists', a)).result).toBe(true);
 
 		expect(
-			(await hook('checkExists', { ...a, parameters: { event: COMPLETION_UPDATED } })).result,
+			(
+				await hook('checkExists', {
+					...a,
+					parameters: { event: COMPLETION_UPDATED, options: { recoverMissedDeliveries: false } },
+				})
+			).result,
 		).toBe(false);
 		expect(
 			(await hook('checkExists', { ...a, webhookBaseUrl: 'https://other.test/webhook' })).result,
@@ -293,7 +300,10 @@ describe('activation: create / checkExists / delete', () => {
 		for (let i = 0; i < 100; i++) {
 			const filler = activation({
 				credentials,
-				parameters: { event: 'Events\\Quiz\\Attempt_completed' },
+				parameters: {
+					event: 'Events\\Quiz\\Attempt_completed',
+					options: { recoverMissedDeliveries: false },
+				},
 				webhookBaseUrl: `https://fill-${i}.test/webhook`,
 			});
 			await hook('create', filler);
@@ -394,7 +404,10 @@ describe('deliveries', () => {
 		// repeat detection (on by default) is tested in its own block below.
 		a = activation({
 			webhookBaseUrl: 'https://n8n.test/deliveries',
-			parameters: { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } },
+			parameters: {
+				event: COMPLETION_CREATED,
+				options: { ignoreRepeatedDeliveries: false, recoverMissedDeliveries: false },
+			},
 		});
 		const kept = await activate(a);
 		const { contentId, userId } = await aCourseAndLearner();
@@ -534,7 +547,11 @@ describe('deliveries', () => {
 
 describe('wildcard subscriptions', () => {
 	test('pass on only the chosen concrete events; others are acknowledged without an execution', async () => {
-		const parameters = { event: COURSES_WILDCARD, passOnEvents: [COMPLETION_CREATED] };
+		const parameters = {
+			event: COURSES_WILDCARD,
+			passOnEvents: [COMPLETION_CREATED],
+			options: { recoverMissedDeliveries: false },
+		};
 		const a = activation({ parameters, webhookBaseUrl: 'https://n8n.test/wildcard' });
 		const kept = await activate(a);
 		expect(kept.event).toBe(COURSES_WILDCARD);
@@ -560,6 +577,7 @@ describe('wildcard subscriptions', () => {
 		// with no choice, the wildcard passes on everything it covers
 		const everything = await deliver(a, updated.headers, Buffer.from(updated.body, 'utf8'), {
 			event: COURSES_WILDCARD,
+			options: { recoverMissedDeliveries: false },
 		});
 		expect(everything.webhookResponse.workflowData?.[0]).toHaveLength(1);
 		await hook('delete', a);
@@ -722,7 +740,10 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 
 	test('with "Ignore Repeated Deliveries" off, every delivery starts an execution', async () => {
 		const rawBody = freshBody('option-off');
-		const parameters = { event: COMPLETION_CREATED, options: { ignoreRepeatedDeliveries: false } };
+		const parameters = {
+			event: COMPLETION_CREATED,
+			options: { ignoreRepeatedDeliveries: false, recoverMissedDeliveries: false },
+		};
 		for (let i = 0; i < 3; i++)
 			expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
 	});
@@ -769,6 +790,7 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 		event: COMPLETION_CREATED,
 		options: {
 			ignoreRepeatedDeliveries: false,
+			recoverMissedDeliveries: false,
 			...(minutes === undefined ? {} : { maxDeliveryAgeMinutes: minutes }),
 		},
 	});

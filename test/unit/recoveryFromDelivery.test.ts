@@ -17,13 +17,18 @@ function startProcess() {
 		const { useClock } = jest.requireActual<
 			typeof import('../../nodes/LearningPlatform/transport/clock')
 		>('../../nodes/LearningPlatform/transport/clock');
-		useClock({ now: () => Date.now(), sleep: async () => {} });
+		// the jitter passes at once; the 15-minute schedule never comes round
+		useClock({
+			now: () => Date.now(),
+			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : undefined),
+		});
 		recovery = jest.requireActual<RecoveryModule>('../../nodes/LearningPlatformTrigger/recovery');
 	});
 	// the run itself fails at once (no credentials here) and says so in the log
 	const context = {
 		getWorkflow: () => ({ id: 'wf1' }),
 		getNode: () => ({ id: 'node1' }),
+		getNodeWebhookUrl: () => 'https://n8n.test/webhook/x',
 		logger: { info: (m: string) => logs.push(m), warn: (m: string) => logs.push(m) },
 	} as unknown as IWebhookFunctions;
 	return {

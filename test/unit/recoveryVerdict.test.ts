@@ -28,13 +28,10 @@ test('a failed delivery n8n answered (404 while inactive) is redispatched up to 
 	expect(verdictOf(entry({ created_at: ago(RECOVERY_HORIZON_MS + 60_000) }), now)).toBe('skip');
 });
 
-test('one without an answer (time-out) only while the ledger would still recognise it', () => {
-	expect(verdictOf(entry({ status_code: null, created_at: ago(30 * 60_000) }), now)).toBe(
-		'redispatch',
-	);
-	expect(verdictOf(entry({ status_code: null, created_at: ago(LEDGER_WINDOW_MS) }), now)).toBe(
-		'skip',
-	);
+test('one without an answer (refused, time-out) too, up to a day back: the ledger remembers longer', () => {
+	const nightBefore = ago(10 * 60 * 60_000);
+	expect(verdictOf(entry({ status_code: null, created_at: nightBefore }), now)).toBe('redispatch');
+	expect(LEDGER_WINDOW_MS).toBeGreaterThan(RECOVERY_HORIZON_MS);
 });
 
 test('successful deliveries are left alone', () => {

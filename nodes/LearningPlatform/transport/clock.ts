@@ -22,10 +22,11 @@ export function clock(): Clock {
 	return current;
 }
 
-/** Installs `replacement` until the returned function is called. For tests. */
+/** Installs `replacement` until the returned function is called, which restores the previous one. For tests. */
 export function useClock(replacement: Clock): () => void {
+	const previous = current;
 	current = replacement;
 	return () => {
-		current = systemClock;
+		current = previous;
 	};
 }

@@ -1,0 +1,129 @@
+/**
+ * Which failed entries of a delivery log stand for a delivery the platform could not make, under
+ * both readings of "every attempt is recorded": one entry per delivery (`tries` counts its
+ * attempts) and one entry per attempt (`tries` is the attempt's number). Each missed delivery is
+ * named once; a delivery that went through on a later attempt, and a redispatch that went on as
+ * entries of its own, are not.
+ */
+import { lastWords, type DeliveryLogEntry } from '../../nodes/LearningPlatformTrigger/recovery';
+
+const EVENT = 'Events\\Courses\\Completion_created';
+const base = Date.parse('2026-11-25T12:00:00Z');
+const at = (seconds: number) =>
+	new Date(base + seconds * 1000).toISOString().replace('Z', '+00:00');
+let nextId = 1;
+
+/** One logged attempt `tries` of a delivery, sent at `sent` s and answered 1 s later. */
+function attempt(
+	tries: number,
+	sent: number,
+	success: boolean,
+	fields: Partial<DeliveryLogEntry> = {},
+): DeliveryLogEntry {
+	return {
+		id: nextId++,
+		event_type: EVENT,
+		delivery_id: '',
+		success,
+		tries,
+		status_code: success ? 200 : 502,
+		redispatched: false,
+		created_at: at(sent),
+		updated_at: at(sent + 1),
+		...fields,
+	};
+}
+
+const ids = (entries: DeliveryLogEntry[]) => entries.map((e) => e.id).sort((a, b) => a - b);
+
+describe('one entry per attempt', () => {
+	test('a delivery that failed every attempt is named once, by its last attempt', () => {
+		const chain = [attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, false)];
+		expect(ids(lastWords(chain))).toEqual([chain[2].id]);
+	});
+
+	test('a delivery that went through on a later attempt is not named', () => {
+		expect(lastWords([attempt(1, 0, false), attempt(2, 5, true)])).toEqual([]);
+		expect(lastWords([attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, true)])).toEqual(
+			[],
+		);
+	});
+
+	test('a burst of interleaved deliveries: each that failed throughout once, none that went through', () => {
+		const entries: DeliveryLogEntry[] = [];
+		const failedLast: number[] = [];
+		for (let i = 0; i < 20; i++) {
+			const first = attempt(1, i * 0.2, false);
+			const second = attempt(2, i * 0.2 + 5, i % 2 === 0);
+			entries.push(first, second);
+			if (i % 2 === 1) {
+				const third = attempt(3, i * 0.2 + 15, false);
+				entries.push(third);
+				failedLast.push(third.id);
+			}
+		}
+		// the log as the API lists it: newest first
+		expect(ids(lastWords(entries.reverse()))).toEqual(failedLast.sort((a, b) => a - b));
+	});
+
+	test('a redispatch goes on as entries of its own: the entry asked for, and the redispatch once it went through, are not named again', () => {
+		const last = attempt(2, 5, false, {
+			redispatched: true,
+			delivery_id: 'r-1',
+			updated_at: at(100),
+		});
+		const chain = [attempt(1, 0, false), last];
+		const redispatch = [
+			attempt(1, 100, false, { redispatched: true, delivery_id: 'r-1' }),
+			attempt(2, 105, true, { redispatched: true, delivery_id: 'r-1' }),
+		];
+		expect(lastWords([...chain, ...redispatch])).toEqual([]);
+	});
+
+	test('a redispatch that failed throughout is named by its own last attempt', () => {
+		const last = attempt(2, 5, false, {
+			redispatched: true,
+			delivery_id: 'r-1',
+			updated_at: at(100),
+		});
+		const failedAgain = attempt(2, 105, false, { redispatched: true, delivery_id: 'r-1' });
+		const entries = [
+			attempt(1, 0, false),
+			last,
+			attempt(1, 100, false, { redispatched: true, delivery_id: 'r-1' }),
+			failedAgain,
+		];
+		expect(ids(lastWords(entries))).toEqual([failedAgain.id]);
+	});
+
+	test('events of another type do not continue each other', () => {
+		const created = attempt(1, 0, false);
+		const updated = attempt(2, 5, true, { event_type: 'Events\\Courses\\Completion_updated' });
+		expect(ids(lastWords([created, updated]))).toEqual([created.id]);
+	});
+});
+
+describe('one entry per delivery', () => {
+	test('each failed delivery is named, whatever its tries; those that went through are not', () => {
+		const failed = [
+			attempt(3, 0, false, { updated_at: at(20) }),
+			attempt(3, 2, false, { updated_at: at(22) }),
+		];
+		const through = [attempt(1, 1, true), attempt(2, 3, true, { updated_at: at(9) })];
+		expect(ids(lastWords([...failed, ...through]))).toEqual(ids(failed));
+	});
+
+	test('a redispatched entry is its redispatch: named while it failed again, not once it went through', () => {
+		const again = attempt(4, 0, false, {
+			redispatched: true,
+			delivery_id: 'r-2',
+			updated_at: at(900),
+		});
+		const through = attempt(4, 2, true, {
+			redispatched: true,
+			delivery_id: 'r-3',
+			updated_at: at(900),
+		});
+		expect(ids(lastWords([again, through]))).toEqual([again.id]);
+	});
+});
