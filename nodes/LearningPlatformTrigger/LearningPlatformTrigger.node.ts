@@ -194,7 +194,7 @@ export class LearningPlatformTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to acknowledge a delivery of an event that already ran the workflow in the last hour (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
+							'Whether to acknowledge a delivery of an event that already ran the workflow in the last 25 hours (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
 					},
 					{
 						displayName: 'Keep Subscription While Inactive',

@@ -224,11 +224,15 @@ describeIf('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 
 		for (let i = 0; i < 3; i++) await control().simulateCompletion({});
 		const executions = await waitFinished(hookWorkflow, 3, 120_000);
-		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
-		expect(executions).toHaveLength(3);
 		const deliveries = (await control().deliveries({ username: user.username })).filter(
 			(d) => d.subscription_id === subscriptions[0].id,
 		);
+		// what the platform saw of each attempt, so that a missing execution says why
+		log(
+			`queue webhook trigger: ${executions.length} executions; attempts: ${JSON.stringify(deliveries.map((d) => ({ ref: d.delivery_ref, attempt: d.attempt, status: d.status_code, error: d.error, ms: d.response_time_ms })))}`,
+		);
+		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
+		expect(executions).toHaveLength(3);
 		expect(deliveries.map((d) => d.status_code)).toEqual([200, 200, 200]);
 
 		const byWorker = executionsByWorker(stack.workers);

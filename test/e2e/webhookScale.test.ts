@@ -15,12 +15,15 @@
 //    execution only for a retry that reached the other process (the limit of what n8n shares).
 // a2. The same, the front routing by X-Signature (a retry goes where its first attempt went):
 //    one execution each.
-// b. The workflow deactivated, 30 completions, activated again: one execution each.
-// c. Every n8n process stopped for 2 minutes while completions happen and the platform's retries
-//    run out, then started again on the same database: what starts, after how long; never a
-//    duplicate, and with the trigger's "Recover Missed Deliveries" on, every one.
-// In b and c one more completion happens after n8n is back, as in real life (a recovery may be
-// set off by activation, by n8n's start or by the next delivery); it must run exactly once too.
+// b. The workflow deactivated ("Keep Subscription While Inactive"), 30 completions, activated
+//    again: one execution each.
+// c. Every n8n process stopped while completions happen and the platform's retries run out, then
+//    started again on the same database: one execution each, for that workflow and for a second
+//    one whose trigger keeps every default (missed deliveries are recovered by default from 1.2).
+// b and c run under both readings of the platform's delivery log (the sandbox's `deliveryLog`:
+// one entry per delivery counting `tries`, or one entry per attempt). In b and c one more
+// completion happens after n8n is back, as in real life (a recovery may be set off by activation,
+// by n8n's start or by the next delivery); it must run exactly once too.
 import { createHash, randomUUID } from 'node:crypto';
 import {
 	executionError,
@@ -45,10 +48,12 @@ const TRIGGER = 'Completion';
 const BURST = 300;
 const DROP_EVERY = 5;
 const WHILE_INACTIVE = 30;
-const OUTAGE_MS = 120_000;
-/** completions during the outage: one every OUTAGE_SPACING_MS over the first minute */
-const WHILE_DOWN = 20;
+const OUTAGE_MS = 75_000;
+/** completions during the outage: one every OUTAGE_SPACING_MS over its first half */
+const WHILE_DOWN = 12;
 const OUTAGE_SPACING_MS = 3_000;
+const READINGS = ['perDelivery', 'perAttempt'] as const;
+type Reading = (typeof READINGS)[number];
 
 describe('webhook trigger at scale: 2 webhook processes behind a round-robin front, outages, bursts', () => {
 	let stack: QueueStack;
@@ -56,9 +61,9 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	const report: Record<string, unknown> = {};
 	const credentialId = uniqueId('scaleCred');
 	let workflowId = '';
+	/** a second workflow whose trigger keeps every default (activated for the outages) */
+	let defaultsWorkflowId = '';
 	let user: SandboxUser;
-	/** whether the installed trigger has the option "Recover Missed Deliveries" (then it is on) */
-	let recoveryOn = false;
 	/** distinct (learner, course) pairs: each simulated completion gets its own completion id */
 	let pairs: Array<{ userId: number; contentId: number }> = [];
 	let nextPair = 0;
@@ -85,8 +90,10 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 
 	const finished = (e: ExecutionSummary) => !['new', 'running', 'waiting'].includes(e.status);
 
-	async function executionIds(): Promise<Set<string>> {
-		return new Set((await stack.client.listExecutions({ workflowId })).map((e) => String(e.id)));
+	async function executionIds(workflow = workflowId): Promise<Set<string>> {
+		return new Set(
+			(await stack.client.listExecutions({ workflowId: workflow })).map((e) => String(e.id)),
+		);
 	}
 
 	/** The completion id an execution was started for (the trigger's output item). */
@@ -118,12 +125,17 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	 * the executions have been quiet for a few seconds (late duplicates show up), or `timeoutMs`
 	 * has passed; then reads the new executions with their data.
 	 */
-	async function settle(ids: number[], seen: Set<string>, timeoutMs: number): Promise<Outcome> {
+	async function settle(
+		ids: number[],
+		seen: Set<string>,
+		timeoutMs: number,
+		workflow = workflowId,
+	): Promise<Outcome> {
 		const deadline = Date.now() + scaled(timeoutMs);
 		let last = -1;
 		let quietSince = Date.now();
 		for (;;) {
-			const fresh = (await stack.client.listExecutions({ workflowId })).filter(
+			const fresh = (await stack.client.listExecutions({ workflowId: workflow })).filter(
 				(e) => !seen.has(String(e.id)),
 			);
 			const { pending } = await control().pendingDeliveries();
@@ -144,7 +156,10 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const strays: ExecutionSummary[] = [];
 		const executions: ExecutionSummary[] = [];
 		let late = 0;
-		for (const execution of await stack.client.listExecutions({ workflowId, includeData: true })) {
+		for (const execution of await stack.client.listExecutions({
+			workflowId: workflow,
+			includeData: true,
+		})) {
 			if (seen.has(String(execution.id))) continue;
 			const id = completionOf(execution);
 			if (id !== undefined && fired.has(id) && !wanted.has(id)) {
@@ -170,20 +185,35 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	const completionIdOf = (body: string) =>
 		(JSON.parse(body) as { payload?: { completion?: { id?: number } } }).payload?.completion?.id;
 
-	/** The platform's delivery attempts of these completions, grouped per delivery (log entry). */
-	async function deliveriesOf(ids: number[]): Promise<SandboxDelivery[][]> {
+	/**
+	 * The platform's delivery attempts of these completions to one workflow's subscription, grouped
+	 * per delivery (whichever reading of the log: the attempts and redispatches of one delivery
+	 * share its `delivery_ref`).
+	 */
+	async function deliveriesOf(ids: number[], workflow = workflowId): Promise<SandboxDelivery[][]> {
 		const wanted = new Set(ids);
+		const subscriptionIds = await subscriptionsOf(workflow);
 		const byLog = new Map<number, SandboxDelivery[]>();
 		for (const attempt of await control().deliveries({ username: user.username })) {
 			const id = completionIdOf(attempt.body);
 			if (id === undefined || !wanted.has(id)) continue;
-			byLog.set(attempt.log_id!, [...(byLog.get(attempt.log_id!) ?? []), attempt]);
+			if (!subscriptionIds.has(attempt.subscription_id!)) continue;
+			const ref = attempt.delivery_ref ?? attempt.log_id!;
+			byLog.set(ref, [...(byLog.get(ref) ?? []), attempt]);
 		}
 		// in the order sent: a redispatch (by the trigger's recovery) starts again at attempt 1
 		return [...byLog.values()].map((list) =>
 			list.sort((a, b) => Date.parse(a.sent_at) - Date.parse(b.sent_at) || a.id - b.id),
 		);
 	}
+
+	/** The ids of every subscription (live or deleted) the workflow's trigger has had. */
+	async function subscriptionsOf(workflow: string): Promise<Set<number>> {
+		const path = `/webhook/${webhookIds.get(workflow)}/`;
+		const all = await control().subscriptions(user.username);
+		return new Set(all.filter((s) => s.url.includes(path)).map((s) => s.id));
+	}
+	const webhookIds = new Map<string, string>();
 
 	/** Which backends of the front served the attempts of one delivery, in order (identical bytes). */
 	function backendsOf(delivery: SandboxDelivery[]): string[] {
@@ -246,33 +276,31 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		user = await control().issueRefreshToken(`scale-${credentialId.toLowerCase()}`);
 		await stack.host.importCredentials([sandboxCredential(credentialId, 'scale', user)]);
 
-		const triggerType = (await stack.client.types('nodes')).find((t) => t.name === TYPES.trigger);
-		const options = (
-			(triggerType?.properties as Array<{ name: string; options?: Array<{ name: string }> }>) ?? []
-		).find((p) => p.name === 'options');
-		recoveryOn = (options?.options ?? []).some((o) => o.name === 'recoverMissedDeliveries');
-		log(
-			`webhook scale: the installed trigger ${recoveryOn ? 'has' : 'has no'} option recoverMissedDeliveries${recoveryOn ? ' (turned on)' : ''}`,
-		);
 		// through the public API (a CLI import costs an n8n process start)
-		workflowId = (
-			await stack.client.createWorkflow(
-				linearWorkflow(uniqueId('scaleWf'), 'scale: one execution per completion', [
-					{
-						name: TRIGGER,
-						type: TYPES.trigger,
-						typeVersion: 1.1,
-						credentialId,
-						webhookId: randomUUID(),
-						parameters: {
-							event: EVENT,
-							options: recoveryOn ? { recoverMissedDeliveries: true } : {},
+		const triggerWorkflow = async (name: string, options: Record<string, unknown>) => {
+			const webhookId = randomUUID();
+			const id = (
+				await stack.client.createWorkflow(
+					linearWorkflow(uniqueId('scaleWf'), name, [
+						{
+							name: TRIGGER,
+							type: TYPES.trigger,
+							typeVersion: 1.2,
+							credentialId,
+							webhookId,
+							parameters: { event: EVENT, options },
 						},
-					},
-					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
-				]),
-			)
-		).id;
+						{ name: 'Done', type: 'n8n-nodes-base.noOp' },
+					]),
+				)
+			).id;
+			webhookIds.set(id, webhookId);
+			return id;
+		};
+		workflowId = await triggerWorkflow('scale: one execution per completion', {
+			keepSubscriptionWhileInactive: true,
+		});
+		defaultsWorkflowId = await triggerWorkflow('scale: the trigger at its defaults', {});
 		await stack.client.activate(workflowId);
 
 		const demo = await demoData(stack);
@@ -400,8 +428,17 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		expect(outcome.executions).toHaveLength(BURST);
 	});
 
-	test(`b. deactivated, ${WHILE_INACTIVE} completions, activated again: one execution per completion`, async () => {
-		await control().setConfig({ deliveryMaxAttempts: 2, deliveryBackoffMs: 1_000 });
+	test.each(READINGS)(
+		`b. deactivated, ${WHILE_INACTIVE} completions, activated again (delivery log %s): one execution per completion`,
+		async (reading) => await whileInactive(reading),
+	);
+
+	async function whileInactive(reading: Reading) {
+		await control().setConfig({
+			deliveryMaxAttempts: 2,
+			deliveryBackoffMs: 1_000,
+			deliveryLog: reading,
+		});
 		const seen = await executionIds();
 		await stack.client.deactivate(workflowId);
 		const ids = await complete(WHILE_INACTIVE);
@@ -417,7 +454,8 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		await stack.client.activate(workflowId);
 		const after = await complete(1);
 		const outcome = await settle([...ids, ...after], seen, 90_000);
-		report.whileInactive = {
+		const name = `whileInactive-${reading}`;
+		report[name] = {
 			completions: ids.length,
 			plusOneAfterActivation: after[0],
 			deliveriesTriedWhileInactive: whileInactive.length,
@@ -428,23 +466,32 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			missedCompletionsExecuted: ids.filter((id) => outcome.perCompletion.has(id)).length,
 			...describeOutcome(outcome, activatedAt),
 		};
-		log(`webhook scale b (inactive): ${JSON.stringify(report.whileInactive)}`);
+		log(`webhook scale b (inactive, ${reading}): ${JSON.stringify(report[name])}`);
 
 		expect(failures(outcome)).toEqual([]);
 		expect(outcome.strays).toEqual([]);
 		expect(outcome.lost).toEqual([]);
 		expect(outcome.duplicates).toBe(0);
 		expect(outcome.executions).toHaveLength(WHILE_INACTIVE + 1);
-	});
+	}
 
-	test('c. every n8n process stopped for 2 minutes while completions happen and the retries run out, then started again', async () => {
+	test.each(READINGS)(
+		`c. every n8n process stopped for ${OUTAGE_MS / 1000} s while completions happen and the retries run out, then started again (delivery log %s): one execution per completion, for the trigger at its defaults too`,
+		async (reading) => await outage(reading),
+	);
+
+	async function outage(reading: Reading) {
 		// 3 attempts 5 s and 10 s apart: the platform gives up on each delivery within ~20 s.
 		await control().setConfig({
 			deliveryMaxAttempts: 3,
 			deliveryBackoffMs: 5_000,
 			deliveryTimeoutMs: 10_000,
+			deliveryLog: reading,
 		});
-		const seen = await executionIds();
+		if (!(await stack.client.getWorkflow(defaultsWorkflowId))?.active)
+			await stack.client.activate(defaultsWorkflowId);
+		const workflows = [workflowId, defaultsWorkflowId];
+		const seen = await Promise.all(workflows.map((w) => executionIds(w)));
 		// an outage, not a maintenance window: 15 s to stop gracefully, then killed
 		await stack.stopN8n(15_000);
 		const downAt = Date.now();
@@ -455,41 +502,43 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		}
 		await sleep(Math.max(0, downAt + OUTAGE_MS - Date.now()));
 		const pendingAtRestart = (await control().pendingDeliveries()).pending;
-		const duringOutage = await deliveriesOf(ids);
+		const duringOutage = await Promise.all(workflows.map((w) => deliveriesOf(ids, w)));
 		const startAt = Date.now();
 		await stack.startN8n();
 		const upAt = Date.now();
 		const after = await complete(1);
-		const outcome = await settle([...ids, ...after], seen, 120_000);
-		const recovered = ids.filter((id) => outcome.perCompletion.has(id)).length;
-		report.outage = {
+		const outcomes: Outcome[] = [];
+		for (const [index, workflow] of workflows.entries())
+			outcomes.push(await settle([...ids, ...after], seen[index], 120_000, workflow));
+		const name = `outage-${reading}`;
+		report[name] = {
 			downMs: startAt - downAt,
 			restartMs: upAt - startAt,
-			recoveryOptionOn: recoveryOn,
 			completionsWhileDown: ids.length,
 			plusOneAfterRestart: after[0],
-			platformAttemptsWhileDown: duringOutage.flat().length,
-			platformGaveUpOn: duringOutage.filter((d) => d.length === 3).length,
+			platformAttemptsWhileDown: duringOutage.flat(2).length,
 			pendingAtRestart,
 			attemptStatusesWhileDown: [
-				...new Set(duringOutage.flat().map((a) => a.status_code ?? a.error)),
+				...new Set(duringOutage.flat(2).map((a) => a.status_code ?? a.error)),
 			],
-			recovered,
-			afterRestartExecuted: outcome.perCompletion.has(after[0]),
-			...describeOutcome(outcome, upAt),
+			keepSubscriptionWhileInactive: describeOutcome(outcomes[0], upAt),
+			triggerAtItsDefaults: describeOutcome(outcomes[1], upAt),
 		};
-		log(`webhook scale c (outage): ${JSON.stringify(report.outage)}`);
+		log(`webhook scale c (outage, ${reading}): ${JSON.stringify(report[name])}`);
 
 		// the set-up: the platform had tried every completion during the outage and given up
 		expect(pendingAtRestart).toBe(0);
-		expect(duringOutage).toHaveLength(WHILE_DOWN);
-		expect(duringOutage.every((d) => d.every((a) => a.status_code !== 200))).toBe(true);
-		// never twice; the completion after the restart runs
-		expect(failures(outcome)).toEqual([]);
-		expect(outcome.strays).toEqual([]);
-		expect(outcome.duplicates).toBe(0);
-		expect(outcome.perCompletion.has(after[0])).toBe(true);
-		// with "Recover Missed Deliveries" on, every completion of the outage runs too
-		if (recoveryOn) expect(outcome.lost).toEqual([]);
-	});
+		for (const attempts of duringOutage) {
+			expect(attempts).toHaveLength(WHILE_DOWN);
+			expect(attempts.every((d) => d.every((a) => a.status_code !== 200))).toBe(true);
+		}
+		// every completion of the outage and the one after it runs once, in both workflows
+		for (const outcome of outcomes) {
+			expect(failures(outcome)).toEqual([]);
+			expect(outcome.strays).toEqual([]);
+			expect(outcome.lost).toEqual([]);
+			expect(outcome.duplicates).toBe(0);
+			expect(outcome.executions).toHaveLength(WHILE_DOWN + 1);
+		}
+	}
 });
