@@ -15,7 +15,7 @@ export const MAX_LOG_ENTRIES_READ = 2_000;
 export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
-/** Redispatches sent on one look at the log; then the log is read again before the next ones. */
+/** Redispatches sent on one fresh look at the log (read again before each batch). */
 export const REDISPATCH_BATCH = 10;
 /** An attempt logged up to this long before the previous attempt's answer still follows it. */
 const LOG_TIME_TOLERANCE_MS = 1_000;
@@ -183,13 +183,15 @@ export async function recoverMissedDeliveries(
 		}
 		for (let start = 0; start < candidates.length; start += REDISPATCH_BATCH) {
 			const batch = candidates.slice(start, start + REDISPATCH_BATCH);
-			const current =
-				start === 0
-					? undefined
-					: await currentState.call(this, subscriptionId, new Set(batch.map((e) => e.id)));
+			const current = await currentState.call(
+				this,
+				subscriptionId,
+				new Set(batch.map((e) => e.id)),
+			);
 			for (const entry of batch) {
 				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) return run;
-				if (current && !unchanged(entry, current.get(entry.id))) continue;
+				// another process's run redispatched it since this run read the log
+				if (!unchanged(entry, current.get(entry.id))) continue;
 				done.add(entry.id);
 				try {
 					const answer = (await apiRequest.call(
@@ -276,15 +278,15 @@ const SCHEDULE_JITTER_MS = 60_000;
 const running = new Set<string>();
 const lastRunHere = new Map<string, number>();
 const schedules = new Map<string, { subscriptionId: number }>();
-/** n8n loads community nodes when it starts, so this is about when this process started. */
-let processStartedAt = clock().now();
+/** When this process started (n8n may load the node's code only at its first delivery). */
+let processStartedAt = Math.floor(performance.timeOrigin);
 
-/** For tests: forgets every run and stops every schedule, as a freshly started process. */
-export function resetRecoveryState(): void {
+/** For tests: forgets every run and stops every schedule, as a process started at `startedAt`. */
+export function resetRecoveryState(startedAt = clock().now()): void {
 	running.clear();
 	lastRunHere.clear();
 	schedules.clear();
-	processStartedAt = clock().now();
+	processStartedAt = startedAt;
 }
 
 function scopeOf(this: Context): string {

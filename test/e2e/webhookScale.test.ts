@@ -523,6 +523,25 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			],
 			keepSubscriptionWhileInactive: describeOutcome(outcomes[0], upAt),
 			triggerAtItsDefaults: describeOutcome(outcomes[1], upAt),
+			// what the recovery runs did, and how a completion that ran twice was delivered
+			recoveryRuns: [stack.main, ...stack.webhookProcesses].flatMap((p) =>
+				p.logLines(/missed deliveries/).map((line) => `${p.name}: ${line.slice(0, 240)}`),
+			),
+			duplicated: await Promise.all(
+				outcomes.map(async (outcome, index) => {
+					const twice = [...outcome.perCompletion].filter(([, list]) => list.length > 1);
+					const attempts = await deliveriesOf(
+						twice.map(([id]) => id),
+						workflows[index],
+					);
+					return attempts.map((d) =>
+						d.map(
+							(a) =>
+								`${a.attempt}:${a.delivery_id.slice(0, 8)}:${a.status_code ?? a.error}@${a.sent_at}`,
+						),
+					);
+				}),
+			),
 		};
 		log(`webhook scale c (outage, ${reading}): ${JSON.stringify(report[name])}`);
 

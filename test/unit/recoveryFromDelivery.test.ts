@@ -23,6 +23,8 @@ function startProcess() {
 			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : undefined),
 		});
 		recovery = jest.requireActual<RecoveryModule>('../../nodes/LearningPlatformTrigger/recovery');
+		// one jest process plays several n8n processes: each starts now
+		recovery.resetRecoveryState();
 	});
 	// the run itself fails at once (no credentials here) and says so in the log
 	const context = {
