@@ -62,7 +62,7 @@ export const option = {
  * in only the inputs the schema lists.
  */
 export const toolDescription =
-	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. Which records it reads (one course, one content type, changes since a time) is set by the workflow; give only the inputs this tool's schema lists, and call it without arguments when it lists none. At most Limit records; a last item notes when more exist.";
+	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. The workflow sets what it reads (one course, one content type, changes since a time); give only the inputs this tool's schema lists, and call it without arguments when it lists none. At most Limit records; a last item notes when more exist.";
 
 /** What the model is told after a read of the tool copy: only what it can act on. */
 const TOOL_NOTES = {
