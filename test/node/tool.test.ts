@@ -8,6 +8,7 @@ import { NodeHelpers, deepCopy } from 'n8n-workflow';
 // n8n-core's own tool builder: what the MCP Server Trigger hands its clients
 import { createNodeAsTool } from 'n8n-core/dist/execution-engine/node-execution-context/utils/create-node-as-tool';
 
+import { toolDescription as feedToolDescription } from '../../nodes/LearningPlatform/actions/completion/getMany.operation';
 import { resources } from '../../nodes/LearningPlatform/actions/router';
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { executeNode, PACKAGE_NAME } from '../support/n8n';
@@ -157,6 +158,76 @@ describe('a tool call', () => {
 		expect(failed).toEqual({
 			error: expect.stringMatching(/No learner "nobody-by-this-name" or no course with ID \d+/),
 		});
+	});
+
+	test('the completions tool as added: an empty schema, and words that ask the model for nothing it cannot set', async () => {
+		// the tool copy's defaults bind nothing with $fromAI: n8n gives the model no inputs at all
+		const { response: plain } = asTool(
+			workflowNode({ resource: 'completion', operation: 'getMany' }),
+		);
+		expect(Object.keys((plain.schema as unknown as { shape: object }).shape)).toEqual([]);
+		expect(plain.description).toBe(feedToolDescription);
+		expect(plain.description).toContain(
+			"give only the inputs this tool's schema lists, and call it without arguments when it lists none",
+		);
+		expect(plain.description).not.toMatch(
+			/Narrow it with|Updated Since|Content ID or Content Type/,
+		);
+
+		// what the model gets back from a call without arguments: the first Limit records, and a
+		// note that says what to do with the inputs it has (or has not)
+		const items = JSON.parse(String(await plain.invoke({}))) as IDataObject[];
+		expect(items).toHaveLength(51);
+		expect(items[50].note).toBe(
+			'Showing the first 50 records; more exist. If this tool takes inputs (a course, a content type, a start time), narrow the read with them; otherwise tell the user that more records exist than were shown.',
+		);
+
+		// the demo's binding: the course becomes the one input, with the author's words
+		const { response: byCourse } = asTool(
+			workflowNode({
+				resource: 'completion',
+				operation: 'getMany',
+				filters: {
+					contentId: "={{ $fromAI('contentId', 'Numeric ID of the course, e.g. 101', 'number') }}",
+				},
+			}),
+		);
+		const shape = (
+			byCourse.schema as unknown as { shape: Record<string, { description?: string }> }
+		).shape;
+		expect(Object.keys(shape)).toEqual(['contentId']);
+		expect(shape.contentId.description).toBe('Numeric ID of the course, e.g. 101');
+	});
+
+	test('a 422 reaches the model with one full stop between sentences ("NodeOperationError:" is n8n\'s wrapper)', async () => {
+		const demo = await t.sandbox.control.demo();
+		const learner = demo.users.find((u) => !u.deleted && !u.suspended)!;
+		const node = workflowNode(
+			{
+				resource: 'bookmark',
+				operation: 'create',
+				username: "={{ $fromAI('username', 'Login name of the learner, e.g. learner023') }}",
+				contentId: "={{ $fromAI('contentId', 'Numeric ID of the course', 'number') }}",
+				contentType: 'podcast',
+			},
+			'Bookmark a podcast',
+		);
+		const thrown = await asTool(node)
+			.response.invoke({ username: learner.username, contentId: 101 })
+			.then(
+				() => undefined,
+				(error: Error) => error,
+			);
+		expect(thrown).toBeDefined();
+		// n8n-core's tool runner (makeHandleToolInvocation) wraps a node's error in a
+		// NodeOperationError and appends "\n\nDetails: <description>"; the MCP Server Trigger sends
+		// `${error.name}: ${error.message}`: the "NodeOperationError:" in front is n8n's, the rest ours
+		const { message, description } = thrown as Error & { description?: string };
+		const text = `NodeOperationError: ${message}\n\nDetails: ${description}`;
+		expect(text).toBe(
+			'NodeOperationError: The learning platform could not process the request (422): The selected contentType is invalid. Allowed values: course, live learning, video, resource.\n\nDetails: contentType: The selected contentType is invalid. Allowed values: course, live learning, video, resource. The server rejected the values sent: change them accordingly and run the node again.',
+		);
+		expect(text).not.toMatch(/\.\s*\./);
 	});
 });
 

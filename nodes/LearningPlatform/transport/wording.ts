@@ -20,6 +20,27 @@ export interface Words {
 	rejection?: Rejection;
 }
 
+// ---- Sentences -----------------------------------------------------------------------------------
+
+/**
+ * A text as a sentence that ends in exactly one full stop: the server's own words often end in one
+ * already (`The selected username is invalid.`), ours often do not. A text ending in `!`, `?` or
+ * `…` (a cut server message) keeps that ending.
+ */
+export function asSentence(text: string): string {
+	const trimmed = text.trim().replace(/\.+$/, '');
+	if (!trimmed) return '';
+	return /[!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}
+
+/** Sentences joined by one space, each ending in exactly one full stop; empty parts are left out. */
+export function sentences(...parts: Array<string | undefined>): string {
+	return parts
+		.map((part) => (part === undefined ? '' : asSentence(part)))
+		.filter((part) => part !== '')
+		.join(' ');
+}
+
 // ---- Reading the API's answers ------------------------------------------------------------------
 
 /**
@@ -180,7 +201,7 @@ export function requestFailure(facts: FailureFacts, call: CallFacts, words: Call
 				: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
 			return {
 				message: `The learning platform failed to process the request (HTTP ${status})`,
-				description: server ? `${server}. ${retried}` : retried,
+				description: sentences(server, retried),
 				httpCode,
 			};
 		}
@@ -212,8 +233,10 @@ function unprocessable(
 			: `The learning platform could not process the request (422): ${reason ?? 'validation failed'}`,
 		description: rejection
 			? REJECTION_ADVICE[rejection]
-			: (details && details !== server ? `${details}. ` : '') +
-				'The server rejected the values sent: change them accordingly and run the node again.',
+			: sentences(
+					details !== server ? details : undefined,
+					'The server rejected the values sent: change them accordingly and run the node again.',
+				),
 		httpCode,
 		rejection,
 	};
@@ -227,12 +250,16 @@ function unreachable(facts: FailureFacts, call: CallFacts): Words {
 		? ''
 		: `. The ${call.method} may have been processed anyway: check before running it again`;
 	const retried = repeatable
-		? `It was retried ${call.retries} times. `
-		: `The ${call.method} was not retried because the connection failed after it was sent, so the server may have processed it. `;
-	const cause = facts.message && !facts.code ? `${facts.message}. ` : '';
+		? `It was retried ${call.retries} times`
+		: `The ${call.method} was not retried because the connection failed after it was sent, so the server may have processed it`;
+	const cause = facts.message && !facts.code ? facts.message : undefined;
 	return {
 		message: `Could not reach the learning platform at ${call.settings.baseUrl}${code}${maybeProcessed}`,
-		description: `${cause}${retried}Check the credential's Base URL and that the server is reachable from n8n.`,
+		description: sentences(
+			cause,
+			retried,
+			"Check the credential's Base URL and that the server is reachable from n8n",
+		),
 	};
 }
 

@@ -5,11 +5,20 @@
 // credential dialog and the webhook trigger's panel; sends one message in the HR assistant's chat
 // panel (AI Agent with the package's tools on the sandbox's scripted model) and reads the answer. Waits are on elements, with time-outs
 // stretched by how slowly n8n started (never fixed sleeps). A failing step leaves a screenshot
-// and the page's HTML in the stack's logs folder, which is then kept.
+// and the page's HTML in the stack's logs folder, which is then kept. Along the way it saves the
+// README's pictures into docs/images/ (PNG, 1280 × 800), so a change in what a user sees shows up
+// in review as a changed image.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
-import { DEFAULT_OWNER, HR_ASSISTANT, installDemo, log, scaled } from '../../../scripts/n8n';
+import {
+	DEFAULT_OWNER,
+	HR_ASSISTANT,
+	installDemo,
+	log,
+	REPO_ROOT,
+	scaled,
+} from '../../../scripts/n8n';
 import { launchChromium } from '../../../scripts/n8n/browser';
 import type { StackContext } from '../helpers';
 
@@ -17,6 +26,9 @@ const BOOKMARK_WORKFLOW = 'LpDemoBookmarks0';
 const COMPLETION_WORKFLOW = 'LpDemoCompletion';
 const FEED_NODE = 'Learners of course 101';
 const TRIGGER_NODE = 'Course completed';
+const RECIPE_WORKFLOW = 'LpDemoSheets0000';
+/** Where the README's pictures live; `LP_SCREENSHOT_DIR` writes them elsewhere. */
+const SCREENSHOT_DIR = process.env.LP_SCREENSHOT_DIR ?? path.join(REPO_ROOT, 'docs', 'images');
 
 export function browserSuite(ctx: StackContext): void {
 	describe('the editor in a real browser', () => {
@@ -56,6 +68,23 @@ export function browserSuite(ctx: StackContext): void {
 			}
 		}
 
+		/**
+		 * Saves what the page shows now as a README picture. A picture is documentation, not a check:
+		 * failing to write one is logged, never a test failure.
+		 */
+		async function picture(name: string): Promise<void> {
+			const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+			try {
+				fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
+				// let the canvas finish its fit-to-view and the panels their transitions
+				await page.waitForTimeout(750);
+				await page.screenshot({ path: file, type: 'png' });
+				log(`browser test: picture ${file} (${Math.round(fs.statSync(file).size / 1024)} KB)`);
+			} catch (error) {
+				log(`browser test: picture ${file} not saved: ${(error as Error).message}`);
+			}
+		}
+
 		async function openWorkflow(id: string): Promise<void> {
 			await page.goto(`${ctx.stack.client.baseUrl}/workflow/${id}`);
 			await page
@@ -87,7 +116,8 @@ export function browserSuite(ctx: StackContext): void {
 			// The chat panel posts to n8n's webhook URL, the TLS front with this run's throwaway CA
 			// (which the sandbox trusts the same way); the browser has no way to know that CA.
 			context = await browser.newContext({
-				viewport: { width: 1600, height: 1000 },
+				// the README's pictures are taken at this size
+				viewport: { width: 1280, height: 800 },
 				ignoreHTTPSErrors: true,
 			});
 			context.setDefaultTimeout(t(60_000));
@@ -117,6 +147,7 @@ export function browserSuite(ctx: StackContext): void {
 			let ndv!: Locator;
 			await part('open the bulk-bookmark demo and its feed node', async () => {
 				await openWorkflow(BOOKMARK_WORKFLOW);
+				await picture('bulk-bookmark-canvas');
 				ndv = await openNode(FEED_NODE);
 			});
 
@@ -141,6 +172,7 @@ export function browserSuite(ctx: StackContext): void {
 				// the records themselves: the feed's fields are shown as column headers or keys
 				await expectVisible(output.getByText('completionid').first());
 				await expectVisible(output.getByText('username').first());
+				await picture('action-output');
 			});
 
 			await part('the credential dialog', async () => {
@@ -180,7 +212,17 @@ export function browserSuite(ctx: StackContext): void {
 				await expectVisible(
 					parameters.getByText(/check that the Webhook URLs above start with https/).first(),
 				);
+				await picture('trigger-panel');
 				await closeNode();
+			});
+		});
+
+		test('the first-workflow recipe on the canvas', async () => {
+			await part('open the recipe: course completed → a row in Google Sheets', async () => {
+				await openWorkflow(RECIPE_WORKFLOW);
+				await expectVisible(nodeOnCanvas(TRIGGER_NODE));
+				await expectVisible(nodeOnCanvas('Add row to sheet'));
+				await picture('recipe-canvas');
 			});
 		});
 
@@ -240,6 +282,7 @@ export function browserSuite(ctx: StackContext): void {
 				// the model was asked first, called the tool, and got its result back
 				expect(requests[0].turns.at(-1)).toEqual({ role: 'user', text: question });
 				expect(last.turns.some((turn) => turn.role === 'tool')).toBe(true);
+				await picture('hr-assistant-chat');
 			});
 		});
 

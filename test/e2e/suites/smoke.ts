@@ -125,6 +125,7 @@ export function smokeSuite(ctx: StackContext): void {
 					'LpDemoFeedSync00',
 					'LpDemoHrAssist0',
 					'LpDemoHrMcp0000',
+					'LpDemoSheets0000',
 				]);
 
 				const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(

@@ -55,9 +55,20 @@ export const option = {
 	action: 'Get many completions',
 };
 
-/** What an AI model reads about this operation when the node is its tool. */
+/**
+ * What an AI model reads about this operation when the node is its tool. The model can set only
+ * what the workflow author bound with `$fromAI` (the tool copy binds nothing by default, so its
+ * schema may be empty): the words say which records the workflow chose, and that the model fills
+ * in only the inputs the schema lists.
+ */
 export const toolDescription =
-	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. Narrow it with Content ID or Content Type, and Updated Since for recent changes. At most Limit records; a last item notes when more exist.";
+	"Reads completion records from the platform's change feed, oldest change first: completionid, username, contentid, contentname, contenttype, completionstatus (Completed, In Progress, Enrolled, Archived, Viewed), timecompleted, lastupdated. The workflow sets what it reads (one course, one content type, changes since a time); give only the inputs this tool's schema lists, and call it without arguments when it lists none. At most Limit records; a last item notes when more exist.";
+
+/** What the model is told after a read of the tool copy: only what it can act on. */
+const TOOL_NOTES = {
+	none: 'No completion records matched this read. If this tool takes inputs (a course, a content type, a start time), try other values; otherwise tell the user that nothing matched.',
+	more: 'If this tool takes inputs (a course, a content type, a start time), narrow the read with them; otherwise tell the user that more records exist than were shown.',
+};
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
 	const limit = readLimit.call(this, itemIndex);
@@ -118,17 +129,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
 		: [...result.records];
 	if (records.length === 0 && runsAsTool(this)) {
-		records.push({
-			note: 'No completion records matched. The feed holds changes since Updated Since only; widen it, or drop the Content ID or Content Type filter.',
-		});
+		records.push({ note: TOOL_NOTES.none });
 	} else if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
-		records.push(
-			moreNote(
-				records.length,
-				undefined,
-				'Narrow the read with Content ID, Content Type or Updated Since, or raise the Limit.',
-			),
-		);
+		records.push(moreNote(records.length, undefined, TOOL_NOTES.more));
 	}
 	if (options.outputSyncState === true) {
 		return [
