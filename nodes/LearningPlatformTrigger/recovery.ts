@@ -277,6 +277,8 @@ const SCHEDULE_JITTER_MS = 60_000;
  */
 const running = new Set<string>();
 const lastRunHere = new Map<string, number>();
+/** workflows whose last run here stopped at MAX_REDISPATCHES_PER_RUN: the next goes on at once */
+const unfinished = new Set<string>();
 const schedules = new Map<string, { subscriptionId: number }>();
 /** When this process started (n8n may load the node's code only at its first delivery). */
 let processStartedAt = Math.floor(performance.timeOrigin);
@@ -285,6 +287,7 @@ let processStartedAt = Math.floor(performance.timeOrigin);
 export function resetRecoveryState(startedAt = clock().now()): void {
 	running.clear();
 	lastRunHere.clear();
+	unfinished.clear();
 	schedules.clear();
 	processStartedAt = startedAt;
 }
@@ -300,7 +303,10 @@ async function runOnce(this: Context, subscriptionId: number, why: string): Prom
 	running.add(scope);
 	lastRunHere.set(scope, clock().now());
 	try {
-		logRun.call(this, why, await recoverMissedDeliveries.call(this, subscriptionId));
+		const run = await recoverMissedDeliveries.call(this, subscriptionId);
+		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) unfinished.add(scope);
+		else unfinished.delete(scope);
+		logRun.call(this, why, run);
 	} catch (error) {
 		logFailure.call(this, why, error);
 	} finally {
@@ -310,7 +316,8 @@ async function runOnce(this: Context, subscriptionId: number, why: string): Prom
 
 /**
  * Every RESCAN_INTERVAL_MS while the workflow is active (its webhook does not answer 404), a run
- * when the newest log entries show a failure and this process has not run one meanwhile: missed
+ * when the newest log entries show a failure (or the last run here stopped at its cap) and this
+ * process has not run one meanwhile: missed
  * deliveries arrive even when no new delivery comes to set a run off (the platform could not
  * reach n8n while n8n kept running). A later schedule for the same workflow replaces this one.
  */
@@ -327,8 +334,10 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 			if ((await probeWebhook.call(this, url)) === 404) break;
 			if (clock().now() - (lastRunHere.get(scope) ?? -Infinity) < RESCAN_INTERVAL_MS) continue;
 			try {
-				const newest = await listPage.call(this, `/${subscriptionId}/logs`, 1);
-				if (newest.items.some((entry) => entry.success === false))
+				const newest = unfinished.has(scope)
+					? undefined
+					: await listPage.call(this, `/${subscriptionId}/logs`, 1);
+				if (!newest || newest.items.some((entry) => entry.success === false))
 					await runOnce.call(this, subscriptionId, why);
 			} catch (error) {
 				if (statusOf(error) === 404) break; // the subscription is gone: replaced or deleted

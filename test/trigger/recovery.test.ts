@@ -8,12 +8,14 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import { useClock } from '../../nodes/LearningPlatform/transport/clock';
 import {
 	recoverMissedDeliveries,
+	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
 	SETTLE_MS,
 } from '../../nodes/LearningPlatformTrigger/recovery';
-import { withAheadClock } from '../support/fakeClock';
+import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
 
@@ -188,5 +190,54 @@ describe('activation', () => {
 				await new Promise((resolve) => setTimeout(resolve, 200));
 			}
 		}, RESCAN_INTERVAL_MS);
+	});
+});
+
+describe('while the workflow stays active', () => {
+	test('a failure logged later (the platform could not reach n8n, no new delivery comes) is redispatched by the 15-minute check; deactivation stops it', async () => {
+		const { staticData, subscriptionId } = await subscribed('scheduled');
+		const opts = options(staticData, RECOVER, 'scheduled');
+		// the clock runs ahead at once for short waits; a 15-minute wait ends when the test says
+		const time = new AheadClock();
+		const gate: { release?: () => void } = {};
+		const clock = {
+			now: () => time.now(),
+			sleep: async (ms: number) => {
+				if (ms < RESCAN_INTERVAL_MS) return await time.sleep(ms);
+				await new Promise<void>((resolve) => (gate.release = resolve));
+				time.offset += ms;
+			},
+		};
+		const restore = useClock(clock);
+		try {
+			await runHook(trigger, 'checkExists', opts);
+			const deadline = Date.now() + 30_000;
+			while (gate.release === undefined) {
+				if (Date.now() > deadline) throw new Error('the schedule never started');
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+			await missedDelivery(subscriptionId);
+			time.offset += SETTLE_MS;
+			const first = gate.release as () => void;
+			gate.release = undefined;
+			first();
+			while (!(await logOf(subscriptionId))[0]?.redispatched) {
+				if (Date.now() > deadline) throw new Error('nothing was redispatched');
+				await new Promise((resolve) => setTimeout(resolve, 100));
+			}
+			expect(await logOf(subscriptionId)).toHaveLength(1);
+
+			await runHook(trigger, 'delete', opts);
+			while (gate.release === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
+			const requestsBefore = (await t.sandbox.control.requests({})).length;
+			(gate.release as () => void)();
+			await new Promise((resolve) => setTimeout(resolve, 500));
+			// stopped: the next check read nothing
+			const after = (await t.sandbox.control.requests({})).slice(requestsBefore);
+			expect(after.filter((r) => r.path.includes(`/${subscriptionId}/logs`))).toEqual([]);
+		} finally {
+			restore();
+			resetRecoveryState();
+		}
 	});
 });
