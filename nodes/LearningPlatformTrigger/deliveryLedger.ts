@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import { clock, type Clock } from '../LearningPlatform/transport/clock';
+import { clock, type Clock } from '../shared/transport';
 
 /** How long a delivery that started an execution is remembered. */
 export const LEDGER_WINDOW_MS = 60 * 60_000;

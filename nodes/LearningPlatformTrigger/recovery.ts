@@ -4,8 +4,7 @@
 // how much: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { apiRequest, readList } from '../LearningPlatform/transport';
-import { clock } from '../LearningPlatform/transport/clock';
+import { apiRequest, readList, clock } from '../shared/transport';
 import { LEDGER_WINDOW_MS } from './deliveryLedger';
 
 /** Failures n8n answered (404 while inactive, 5xx) are certain: redispatched up to a day back. */

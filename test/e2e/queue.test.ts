@@ -25,7 +25,7 @@ import {
 	type QueueStack,
 	type SandboxUser,
 } from '../../scripts/n8n';
-import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
+import { REFUSAL_SETTLE_MS } from '../../nodes/shared/transport/refusal';
 import { landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
