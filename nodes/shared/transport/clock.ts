@@ -29,3 +29,8 @@ export function useClock(replacement: Clock): () => void {
 		current = systemClock;
 	};
 }
+
+/** For tests: back to the system clock, whatever was installed. */
+export function resetClock(): void {
+	current = systemClock;
+}
