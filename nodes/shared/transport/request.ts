@@ -10,7 +10,13 @@ import type {
 } from 'n8n-workflow';
 
 import { clock } from './clock';
-import { CREDENTIAL_TYPE, rateLimitKey, rootUrl, type ApiRoot } from './config';
+import {
+	CREDENTIAL_TYPE,
+	rateLimitKey,
+	rootUrl,
+	type ApiRoot,
+	type ConnectionSettings,
+} from './config';
 import type { LearningPlatformContext } from './context';
 import { inspectFailure, type FailureFacts } from './failureFacts';
 import { acquireSlot, recordAnswer, releaseSlot, settleSlot, type RateTicket } from './rateLimiter';
@@ -61,115 +67,187 @@ export async function apiRequest<T = IDataObject>(
 	path: string,
 	options: ApiRequestOptions = {},
 ): Promise<T> {
-	const ctx = this as CancellableContext;
-	const { itemIndex } = options;
-	const settings = await connectionFor(ctx, itemIndex);
-	const bucket = rateLimitKey(settings);
-	// optional: n8n versions without cancel signals let a wait run to its end
-	const signal = ctx.getExecutionCancelSignal?.();
-	const isCancelled = () => signal?.aborted === true;
-	const log = (message: string) => {
-		try {
-			ctx.logger?.debug(`Learning Platform: ${message}`);
-		} catch {
-			// logging must never break a request
-		}
-	};
-	const attempts: Attempts = { transient: 0, rateLimit: 0, exchange: 0, credentialMoves: 0 };
-	const fail = async (facts: FailureFacts, words?: Words) =>
-		await failure(ctx, options, facts, words ?? requestFailure(facts, callFacts(), options));
-	const callFacts = () => ({
-		settings,
-		method,
-		root,
-		path,
-		retries: attempts.transient,
-		rateLimitRetries: attempts.rateLimit,
-	});
-	const checkCancelled = () => {
-		if (isCancelled()) throw apiFailure(ctx.getNode(), cancelled, { itemIndex });
-	};
-
+	const settings = await connectionFor(this, options.itemIndex);
+	const call = new Call(this as CancellableContext, settings, method, root, path, options);
 	for (;;) {
-		let ticket: RateTicket;
+		const ticket = await call.takeSlot();
+		const sent = await call.send(ticket);
+		if ('response' in sent) return await call.result<T>(sent.response);
+		await call.repeatOrThrow(sent.facts);
+	}
+}
+
+/** What one call knows across its attempts, and each step of an attempt. */
+class Call {
+	private readonly attempts: Attempts = {
+		transient: 0,
+		rateLimit: 0,
+		exchange: 0,
+		credentialMoves: 0,
+	};
+	// optional: n8n versions without cancel signals let a wait run to its end
+	private readonly signal: AbortSignal | undefined;
+
+	constructor(
+		private readonly ctx: CancellableContext,
+		private readonly settings: ConnectionSettings,
+		private readonly method: IHttpRequestMethods,
+		private readonly root: ApiRoot,
+		private readonly path: string,
+		private readonly options: ApiRequestOptions,
+	) {
+		this.signal = ctx.getExecutionCancelSignal?.();
+	}
+
+	/** Waits for a slot in the API user's rate window. */
+	async takeSlot(): Promise<RateTicket> {
 		try {
-			ticket = await acquireSlot(bucket, {
-				isCancelled,
-				onWait: (ms, reason) => log(`waiting ${ms} ms before ${method} ${root}${path} (${reason})`),
+			return await acquireSlot(rateLimitKey(this.settings), {
+				isCancelled: () => this.isCancelled(),
+				onWait: (ms, reason) => this.log(`waiting ${ms} ms before ${this.what()} (${reason})`),
 			});
 		} catch (error) {
-			throw apiFailure(ctx.getNode(), { message: (error as Error).message }, { itemIndex });
+			throw apiFailure(
+				this.ctx.getNode(),
+				{ message: (error as Error).message },
+				{ itemIndex: this.options.itemIndex },
+			);
 		}
+	}
 
+	/** Sends the request and teaches the limiter what came back; a cancelled call throws here. */
+	async send(ticket: RateTicket): Promise<{ response: FullResponse } | { facts: FailureFacts }> {
 		let response: FullResponse;
 		try {
-			response = (await ctx.helpers.httpRequestWithAuthentication.call(
-				ctx as IExecuteFunctions,
+			response = (await this.ctx.helpers.httpRequestWithAuthentication.call(
+				this.ctx as IExecuteFunctions,
 				CREDENTIAL_TYPE,
-				requestOptions(method, `${rootUrl(settings, root)}${path}`, options),
+				requestOptions(
+					this.method,
+					`${rootUrl(this.settings, this.root)}${this.path}`,
+					this.options,
+				),
 			)) as FullResponse;
 		} catch (error) {
 			const facts = inspectFailure(error);
-			if (facts.cancelled || isCancelled()) {
+			if (facts.cancelled || this.isCancelled()) {
 				settleSlot(ticket);
-				throw await fail(facts, { message: 'The request was cancelled' });
+				throw await this.fail(facts, { message: 'The request was cancelled' });
 			}
 			// an exchange failure never reached the API; an answer teaches the limiter
 			if (facts.authFailure) releaseSlot(ticket);
 			else if (facts.status !== undefined) recordAnswer(ticket, facts);
 			else settleSlot(ticket);
-
-			const action = nextAction(facts, method, attempts);
-			if (action.kind === 'retry') {
-				attempts[action.counter]++;
-				log(`${action.reason} on ${method} ${root}${path}; retry in ${action.pauseMs} ms`);
-				await clock().sleep(action.pauseMs);
-				checkCancelled();
-				continue;
-			}
-			if (action.kind === 'retryAfterRateLimit') {
-				attempts.rateLimit++;
-				log(`429 on ${method} ${root}${path}; retrying after the window`);
-				continue;
-			}
-			if (action.kind === 'awaitCredential' && facts.authFailure?.dead) {
-				const { dead } = facts.authFailure;
-				const outcome = await settleRefusal(
-					{ deadToken: dead.token, deadSince: dead.since },
-					async () => credentialFingerprint(await storedCredential(ctx, itemIndex)),
-					clock(),
-					checkCancelled,
-				);
-				if (outcome === 'moved on') {
-					attempts.credentialMoves++;
-					log(
-						`the stored credential moved on; repeating the request (${attempts.credentialMoves})`,
-					);
-					continue;
-				}
-				log(`the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`);
-			}
-			if (facts.authFailure) {
-				const { kind, message, description } = facts.authFailure;
-				const dead = kind === 'refused' || kind === 'stale';
-				throw await fail(facts, dead ? refreshTokenRejected(settings) : { message, description });
-			}
-			throw await fail(facts);
+			return { facts };
 		}
-
 		recordAnswer(ticket, { status: response.statusCode, headers: response.headers });
+		return { response };
+	}
+
+	/** An answer: its body, unless the body says `status: "Failed"` and the caller did not ask for that. */
+	async result<T>(response: FullResponse): Promise<T> {
 		const body = response.body as IDataObject | undefined;
-		if (!options.returnFailed && isFailedStatus(body)) {
-			throw await fail(
+		if (!this.options.returnFailed && isFailedStatus(body)) {
+			throw await this.fail(
 				{ message: '', cancelled: false, status: response.statusCode, body },
 				failedStatus(body.errors as IDataObject | undefined),
 			);
 		}
-		if (options.fullResponse) {
+		if (this.options.fullResponse) {
 			const { statusCode, headers } = response;
 			return { statusCode, headers, body: response.body } as T;
 		}
 		return response.body as T;
+	}
+
+	/** A failure: returns when ./retryPolicy.ts (or a moved-on credential) says to repeat, else throws. */
+	async repeatOrThrow(facts: FailureFacts): Promise<void> {
+		const action = nextAction(facts, this.method, this.attempts);
+		if (action.kind === 'retry') {
+			this.attempts[action.counter]++;
+			this.log(`${action.reason} on ${this.what()}; retry in ${action.pauseMs} ms`);
+			await clock().sleep(action.pauseMs);
+			this.checkCancelled();
+			return;
+		}
+		if (action.kind === 'retryAfterRateLimit') {
+			this.attempts.rateLimit++;
+			this.log(`429 on ${this.what()}; retrying after the window`);
+			return;
+		}
+		if (action.kind === 'awaitCredential' && facts.authFailure?.dead) {
+			if ((await this.settleDeadToken(facts.authFailure.dead)) === 'moved on') return;
+		}
+		if (facts.authFailure) {
+			const { kind, message, description } = facts.authFailure;
+			const dead = kind === 'refused' || kind === 'stale';
+			throw await this.fail(
+				facts,
+				dead ? refreshTokenRejected(this.settings) : { message, description },
+			);
+		}
+		throw await this.fail(facts);
+	}
+
+	/** Waits (up to the settle time) for the stored credential to move past a dead refresh token. */
+	private async settleDeadToken(dead: { token: string; since: number }) {
+		const { itemIndex } = this.options;
+		const outcome = await settleRefusal(
+			{ deadToken: dead.token, deadSince: dead.since },
+			async () => credentialFingerprint(await storedCredential(this.ctx, itemIndex)),
+			clock(),
+			() => this.checkCancelled(),
+		);
+		if (outcome === 'moved on') {
+			this.attempts.credentialMoves++;
+			this.log(
+				`the stored credential moved on; repeating the request (${this.attempts.credentialMoves})`,
+			);
+		} else {
+			this.log(
+				`the stored credential kept the dead refresh token for ${REFUSAL_SETTLE_MS / 1000} s`,
+			);
+		}
+		return outcome;
+	}
+
+	private async fail(facts: FailureFacts, words?: Words) {
+		const callFacts = {
+			settings: this.settings,
+			method: this.method,
+			root: this.root,
+			path: this.path,
+			retries: this.attempts.transient,
+			rateLimitRetries: this.attempts.rateLimit,
+		};
+		return await failure(
+			this.ctx,
+			this.options,
+			facts,
+			words ?? requestFailure(facts, callFacts, this.options),
+		);
+	}
+
+	private isCancelled(): boolean {
+		return this.signal?.aborted === true;
+	}
+
+	private checkCancelled(): void {
+		if (this.isCancelled()) {
+			throw apiFailure(this.ctx.getNode(), cancelled, { itemIndex: this.options.itemIndex });
+		}
+	}
+
+	private what(): string {
+		return `${this.method} ${this.root}${this.path}`;
+	}
+
+	private log(message: string): void {
+		try {
+			this.ctx.logger?.debug(`Learning Platform: ${message}`);
+		} catch {
+			// logging must never break a request
+		}
 	}
 }
 
