@@ -7,9 +7,7 @@ import type {
 	Icon,
 } from 'n8n-workflow';
 
-import { apiKeyExpired } from '../nodes/LearningPlatform/transport/config';
-import { exchangeRefreshToken } from '../nodes/LearningPlatform/transport/tokenExchange';
-import { withUserAgent } from '../nodes/LearningPlatform/transport/userAgent';
+import { apiKeyExpired, exchangeRefreshToken, withUserAgent } from '../nodes/shared/transport';
 
 // API access through an API username and a single-use refresh token, exchanged for a 24-hour API
 // key in `preAuthentication`; each exchange also replaces the refresh token, and n8n stores both.

@@ -9,8 +9,8 @@ import { NodeConnectionTypes } from 'n8n-workflow';
 import { router } from './actions/router';
 import { versionProperties } from './actions/versionDescription';
 import { searchWebhookLogs, searchWebhooks } from './methods/listSearch';
-import { getEvents } from './methods/loadOptions';
-import { testLearningPlatformCredential } from './transport';
+import { getEvents } from '../shared/methods';
+import { testLearningPlatformCredential } from '../shared/transport';
 
 export class LearningPlatform implements INodeType {
 	description: INodeTypeDescription = {

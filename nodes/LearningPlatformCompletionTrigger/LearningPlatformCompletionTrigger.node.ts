@@ -8,18 +8,21 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { feedFilters, feedOptions, simplifyProperties } from '../shared/descriptions';
-import { formatFeedTimestamp, toFeedTimestamp } from '../LearningPlatform/helpers/dates';
-import type { FeedFilters } from '../LearningPlatform/helpers/feed';
 import {
+	formatFeedTimestamp,
+	toFeedTimestamp,
 	COMPLETION_SIMPLIFIED_FIELDS,
 	COMPLETION_STATUSES,
 	FEED_FLAGS,
 	feedFilterQuery,
 	walkFeed,
-} from '../LearningPlatform/helpers/feed';
-import { enabledFlags, parseId } from '../LearningPlatform/helpers/parameters';
-import { simplifyDefault, simplifyRecords } from '../LearningPlatform/helpers/simplify';
-import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+	enabledFlags,
+	parseId,
+	simplifyDefault,
+	simplifyRecords,
+} from '../shared/helpers';
+import type { FeedFilters } from '../shared/helpers';
+import { testLearningPlatformCredential } from '../shared/transport';
 import {
 	VISIBILITY_MARGIN_SECONDS,
 	advanceFeedState,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import { formatFeedTimestamp } from '../LearningPlatform/helpers/dates';
+import { formatFeedTimestamp } from '../shared/helpers';
 
 // The polling trigger's position in the completions feed, and the pure step that moves it after
 // a walk (no n8n context, so every rule is tested with plain objects). Why more than a cursor is

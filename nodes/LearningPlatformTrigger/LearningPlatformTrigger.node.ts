@@ -11,13 +11,9 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { eventPicker } from '../shared/descriptions';
-import {
-	eventMatches,
-	friendlyEventSubtitle,
-	isWildcardEvent,
-} from '../LearningPlatform/helpers/events';
-import { getEvents } from '../LearningPlatform/methods/loadOptions';
-import { testLearningPlatformCredential } from '../LearningPlatform/transport';
+import { eventMatches, friendlyEventSubtitle, isWildcardEvent } from '../shared/helpers';
+import { getEvents } from '../shared/methods';
+import { testLearningPlatformCredential } from '../shared/transport';
 import { deliveryAge } from './deliveryAge';
 import { occurrenceKey, processLedger } from './deliveryLedger';
 import { recoverAfterActivation, recoverFromDelivery, stopRecovering } from './recovery';

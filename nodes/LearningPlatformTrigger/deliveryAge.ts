@@ -2,7 +2,7 @@
  * Replay protection that survives restarts: the platform signs each delivery's body, and the
  * body carries `now` (Unix seconds, spec "Delivery rules" 7), so a copy replayed later cannot
  * change its send time. Refusing deliveries older than a limit needs no memory at all. The
- * in-memory repeat check (./repeatedDeliveries.ts) covers the short window inside that limit.
+ * delivery ledger's repeat check (./deliveryLedger.ts) covers the window inside that limit.
  */
 export interface DeliveryAge {
 	tooOld: boolean;

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import { clock, type Clock } from '../LearningPlatform/transport/clock';
+import { clock, type Clock } from '../shared/transport';
 
 /**
  * How long a delivery that started an execution is remembered: longer than recovery reads the
@@ -267,6 +267,11 @@ let current = new DeliveryLedger();
 /** This process's ledger. */
 export function processLedger(): DeliveryLedger {
 	return current;
+}
+
+/** For tests: this process's ledger starts empty, as in a freshly started process. */
+export function resetDeliveryLedger(): void {
+	current = new DeliveryLedger();
 }
 
 /** For tests: plays another n8n process until the returned function is called. */

@@ -4,8 +4,7 @@
 // entries, when, how many, and why: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { apiRequest, listPage, readList, statusOf } from '../LearningPlatform/transport';
-import { clock } from '../LearningPlatform/transport/clock';
+import { apiRequest, clock, listPage, readList, statusOf } from '../shared/transport';
 
 /** How far back failed deliveries are redispatched (the delivery ledger remembers longer). */
 export const RECOVERY_HORIZON_MS = 24 * 60 * 60_000;

@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { MASK_VISIBLE_CHARACTERS } from '../LearningPlatform/helpers/webhooks';
+import { MASK_VISIBLE_CHARACTERS } from '../shared/helpers';
 import {
 	apiRequest,
 	operationFailure,
@@ -10,7 +10,7 @@ import {
 	rejectionOf,
 	statusOf,
 	words,
-} from '../LearningPlatform/transport';
+} from '../shared/transport';
 
 // The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
 // what is kept in the node's static data, and the create / checkExists / delete steps n8n calls

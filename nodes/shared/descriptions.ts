@@ -3,8 +3,7 @@
 // `updateDisplayOptions` copies a field before adding displayOptions, so one object serves all.
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { triggerEventOptions } from '../LearningPlatform/helpers/events';
-import { SIMPLIFY_VERSION } from '../LearningPlatform/helpers/simplify';
+import { triggerEventOptions, SIMPLIFY_VERSION } from './helpers';
 
 export const FEED_DOCS_LINK =
 	'<a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>';

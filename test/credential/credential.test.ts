@@ -9,8 +9,8 @@ import { CredentialTestContext } from 'n8n-core';
 import type { ICredentialTestFunctions, IHttpRequestOptions } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import { testLearningPlatformCredential, USER_AGENT } from '../../nodes/LearningPlatform/transport';
-import { NOT_CHECKED_NOTE } from '../../nodes/LearningPlatform/transport/credentialTest';
+import { testLearningPlatformCredential, USER_AGENT } from '../../nodes/shared/transport';
+import { NOT_CHECKED_NOTE } from '../../nodes/shared/transport/credentialTest';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, withPair } from '../transport/helpers';
 
@@ -107,17 +107,11 @@ describe('credential type', () => {
 
 	test('the User-Agent version is fixed at build time and matches package.json', () => {
 		// scripts/write-version.mjs (run by `npm run build`) writes it; a stale committed copy fails here
-		const generated = readFileSync(
-			join(repo, 'nodes/LearningPlatform/transport/version.ts'),
-			'utf8',
-		);
+		const generated = readFileSync(join(repo, 'nodes/shared/transport/version.ts'), 'utf8');
 		expect(generated).toContain(`export const PACKAGE_NAME = '${pkg.name}';`);
 		expect(generated).toContain(`export const PACKAGE_VERSION = '${pkg.version}';`);
 		// shipped code never reads package.json at run time
-		const userAgent = readFileSync(
-			join(repo, 'nodes/LearningPlatform/transport/userAgent.ts'),
-			'utf8',
-		);
+		const userAgent = readFileSync(join(repo, 'nodes/shared/transport/userAgent.ts'), 'utf8');
 		expect(userAgent).not.toMatch(/require\(|package\.json'/);
 	});
 });

@@ -8,12 +8,8 @@ import { Container } from '@n8n/di';
 import type { IHttpRequestHelper, IHttpRequestOptions } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import {
-	AUTH_FAILURE,
-	DEAD_SINCE,
-	DEAD_TOKEN,
-} from '../../nodes/LearningPlatform/transport/failureFacts';
-import { credentialFingerprint } from '../../nodes/LearningPlatform/transport/tokenExchange';
+import { AUTH_FAILURE, DEAD_SINCE, DEAD_TOKEN } from '../../nodes/shared/transport/failureFacts';
+import { credentialFingerprint } from '../../nodes/shared/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, roots, rawGet } from '../transport/helpers';
 

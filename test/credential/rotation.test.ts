@@ -8,7 +8,7 @@ import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
-import { REFUSAL_SETTLE_MS } from '../../nodes/LearningPlatform/transport/refusal';
+import { REFUSAL_SETTLE_MS } from '../../nodes/shared/transport/refusal';
 import { withAheadClock } from '../support/fakeClock';
 import { CredentialStore, executeNode } from '../support/n8n';
 import {

@@ -4,7 +4,7 @@ import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import * as events from '../../nodes/LearningPlatform/helpers/events';
+import * as events from '../../nodes/shared/helpers/events';
 
 /** The node's public interface: resource/operation values are what saved workflows depend on. */
 const node = new LearningPlatform();

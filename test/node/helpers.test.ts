@@ -1,16 +1,16 @@
 import type { INode } from 'n8n-workflow';
 import { NodeOperationError, tryToParseDateTime } from 'n8n-workflow';
 
-import { toFeedTimestamp } from '../../nodes/LearningPlatform/helpers/dates';
+import { toFeedTimestamp } from '../../nodes/shared/helpers/dates';
 import {
 	ALL_EVENTS,
 	CONCRETE_EVENTS,
 	WILDCARD_EVENTS,
 	eventMatches,
 	staticEventOptions,
-} from '../../nodes/LearningPlatform/helpers/events';
-import { maskSecret, maskSubscription } from '../../nodes/LearningPlatform/helpers/webhooks';
-import { COMPLETION_STATUSES } from '../../nodes/LearningPlatform/helpers/feed';
+} from '../../nodes/shared/helpers/events';
+import { maskSecret, maskSubscription } from '../../nodes/shared/helpers/masking';
+import { COMPLETION_STATUSES } from '../../nodes/shared/helpers/feed';
 import { ALL_EVENTS as SANDBOX_EVENTS } from '../../sandbox';
 import { COMPLETION_STATUSES as SANDBOX_STATUSES } from '../../sandbox/types';
 

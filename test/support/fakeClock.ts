@@ -1,4 +1,4 @@
-import { useClock, type Clock } from '../../nodes/LearningPlatform/transport/clock';
+import { useClock, type Clock } from '../../nodes/shared/transport/clock';
 
 /**
  * A clock that stands still until slept: `sleep(ms)` moves it by `ms` and records the pause, then

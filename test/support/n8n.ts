@@ -43,8 +43,8 @@ import type {
 } from 'n8n-workflow';
 import { ICredentialsHelper, Workflow, createRunExecutionData, isExpression } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE } from '../../nodes/LearningPlatform/transport/config';
-import { PACKAGE_NAME } from '../../nodes/LearningPlatform/transport/version';
+import { CREDENTIAL_TYPE } from '../../nodes/shared/transport/config';
+import { PACKAGE_NAME } from '../../nodes/shared/transport/version';
 
 export { CREDENTIAL_TYPE, PACKAGE_NAME };
 const CREDENTIAL_ID = 'test-credential';

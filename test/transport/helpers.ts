@@ -18,7 +18,7 @@ import {
 	listAll,
 	type ApiRequestOptions,
 	type ApiRoot,
-} from '../../nodes/LearningPlatform/transport';
+} from '../../nodes/shared/transport';
 import type { SandboxHandle } from '../../sandbox';
 import { http, roots, uniqueUser } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';

@@ -7,7 +7,7 @@
  * clock (and so its rate-limit window) forward by as much, so the minute takes no real time.
  * test/transport/pacing.test.ts is the one pacing test that waits for the real window.
  */
-import { useClock, type Clock } from '../../nodes/LearningPlatform/transport/clock';
+import { useClock, type Clock } from '../../nodes/shared/transport/clock';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { executeNode } from '../support/n8n';
 import {

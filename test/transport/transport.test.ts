@@ -8,8 +8,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
-import { scrubObject, scrubSecrets } from '../../nodes/LearningPlatform/transport/secrets';
-import { failedStatusMessage } from '../../nodes/LearningPlatform/transport/wording';
+import { scrubObject, scrubSecrets } from '../../nodes/shared/transport/secrets';
+import { failedStatusMessage } from '../../nodes/shared/transport/wording';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import type { CredentialStore } from '../support/n8n';
 import { executeNode } from '../support/n8n';

@@ -8,7 +8,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { useClock } from '../../nodes/LearningPlatform/transport/clock';
+import { useClock } from '../../nodes/shared/transport/clock';
 import {
 	recoverMissedDeliveries,
 	resetRecoveryState,

@@ -5,8 +5,8 @@
  */
 import { NodeApiError, type JsonObject } from 'n8n-workflow';
 
-import { authFailure, inspectFailure } from '../../nodes/LearningPlatform/transport/failureFacts';
-import { requestFailure } from '../../nodes/LearningPlatform/transport/wording';
+import { authFailure, inspectFailure } from '../../nodes/shared/transport/failureFacts';
+import { requestFailure } from '../../nodes/shared/transport/wording';
 
 test('the exchange failure is recognised with its marker (n8n 2.x keeps the error as cause)', () => {
 	const thrown = authFailure({

@@ -10,7 +10,7 @@ import {
 	RateLimiter,
 	WINDOW_MS,
 	type RateTicket,
-} from '../../nodes/LearningPlatform/transport/rateLimiter';
+} from '../../nodes/shared/transport/rateLimiter';
 
 let time: FakeClock;
 let limiter: RateLimiter;

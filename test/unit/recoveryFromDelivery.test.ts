@@ -14,9 +14,9 @@ function startProcess() {
 	const logs: string[] = [];
 	let recovery!: RecoveryModule;
 	jest.isolateModules(() => {
-		const { useClock } = jest.requireActual<
-			typeof import('../../nodes/LearningPlatform/transport/clock')
-		>('../../nodes/LearningPlatform/transport/clock');
+		const { useClock } = jest.requireActual<typeof import('../../nodes/shared/transport/clock')>(
+			'../../nodes/shared/transport/clock',
+		);
 		// the jitter passes at once; the 15-minute schedule never comes round
 		useClock({
 			now: () => Date.now(),

@@ -7,7 +7,7 @@ import {
 	decideAfterRefusal,
 	REFUSAL_SETTLE_MS,
 	settleRefusal,
-} from '../../nodes/LearningPlatform/transport/refusal';
+} from '../../nodes/shared/transport/refusal';
 
 const dead = { deadToken: 'fp-dead', deadSince: 1_000_000 };
 

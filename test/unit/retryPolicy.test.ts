@@ -2,7 +2,7 @@
  * What the transport does after a failed request, decided from the facts alone: every branch of
  * the retry rules without a server or a clock.
  */
-import type { FailureFacts } from '../../nodes/LearningPlatform/transport/failureFacts';
+import type { FailureFacts } from '../../nodes/shared/transport/failureFacts';
 import {
 	MAX_CREDENTIAL_MOVES,
 	MAX_EXCHANGE_RETRIES,
@@ -11,7 +11,7 @@ import {
 	backoff,
 	nextAction,
 	type Attempts,
-} from '../../nodes/LearningPlatform/transport/retryPolicy';
+} from '../../nodes/shared/transport/retryPolicy';
 
 const none: Attempts = { transient: 0, rateLimit: 0, exchange: 0, credentialMoves: 0 };
 const facts = (extra: Partial<FailureFacts>): FailureFacts => ({

@@ -2,13 +2,13 @@
  * Error texts reach people and AI models as they are: exactly one full stop between sentences,
  * whether the server's own words end in one or not.
  */
-import type { FailureFacts } from '../../nodes/LearningPlatform/transport/failureFacts';
+import type { FailureFacts } from '../../nodes/shared/transport/failureFacts';
 import {
 	asSentence,
 	requestFailure,
 	sentences,
 	type CallFacts,
-} from '../../nodes/LearningPlatform/transport/wording';
+} from '../../nodes/shared/transport/wording';
 
 const call = (method: CallFacts['method'], root: CallFacts['root'] = 'bookmark'): CallFacts => ({
 	settings: { baseUrl: 'https://lms.example', tenancyId: 't', username: 'u' },

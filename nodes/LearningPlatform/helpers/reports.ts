@@ -1,9 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { apiFailure, apiRequest, operationFailure, words } from '../transport';
-import { clock } from '../transport/clock';
-import { enabledFlags } from './parameters';
-import { simplifyDefault, simplifyRecords } from './simplify';
+import { apiFailure, apiRequest, operationFailure, words, clock } from '../../shared/transport';
+import { enabledFlags, simplifyDefault, simplifyRecords } from '../../shared/helpers';
 import { boundedForModel } from './toolOutput';
 
 // The asynchronous reports: submit a request, then poll it by `requestid` until `Complete`. Every

@@ -1,34 +1,14 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { isWildcardEvent } from './events';
+import { isWildcardEvent, SECRET_FIELDS } from '../../shared/helpers';
 import { hintOnce } from './hints';
 
 /**
- * Webhook subscription logic shared by the webhook operations and the trigger: masking,
- * validation, the request body, and what a 404 means. Their UI is in actions/common.descriptions.ts.
+ * Webhook subscription logic of the webhook operations: validation, the request body, and what a
+ * 404 means (the masking they share with the trigger is in the core, shared/helpers/masking.ts).
+ * Their UI is in actions/webhook/webhook.descriptions.ts.
  */
-
-export const MASK_PREFIX = '\u2022'.repeat(8);
-export const MASK_VISIBLE_CHARACTERS = 4;
-export const SECRET_FIELDS = ['signing_key', 'auth_token'] as const;
-
-/** The spec's masking: eight bullets then the last four characters. */
-export function maskSecret<T>(value: T): T | string {
-	if (typeof value !== 'string' || value === '' || value.startsWith(MASK_PREFIX)) return value;
-	return `${MASK_PREFIX}${value.slice(-MASK_VISIBLE_CHARACTERS)}`;
-}
-
-/**
- * Reads must never show a secret, even if a server answered unmasked: only create and
- * update (where the user set the secret) may output them as the server returned them.
- */
-export function maskSubscription(subscription: IDataObject): IDataObject {
-	const masked = { ...subscription };
-	for (const field of SECRET_FIELDS)
-		if (field in masked) masked[field] = maskSecret(masked[field]) as IDataObject[string];
-	return masked;
-}
 
 /**
  * Create and update output the secrets as the user set them, the one answer in which the API

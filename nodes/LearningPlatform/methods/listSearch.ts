@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult } from 'n8n-workflow';
 
-import { friendlyEventName } from '../helpers/events';
-import { listPage } from '../transport';
+import { friendlyEventName } from '../../shared/helpers';
+import { listPage } from '../../shared/transport';
 
 // Resource-locator searches: each call reads one page of the API's list and filters it by the
 // typed text; the next page number is the pagination token, so scrolling loads the next page.

@@ -9,7 +9,7 @@ import {
 	nodeOutput,
 	type ExecutionSummary,
 } from '../../../scripts/n8n';
-import { landed, linearWorkflow, PACKAGE_NAME, TYPES, uniqueId } from '../helpers';
+import { linearWorkflow, PACKAGE_NAME, TYPES, uniqueId } from '../helpers';
 import type { StackContext } from '../helpers';
 
 export function smokeSuite(ctx: StackContext): void {
@@ -92,7 +92,6 @@ export function smokeSuite(ctx: StackContext): void {
 			);
 		});
 
-		const demoTest = landed().sandbox && landed().trigger && landed().poll ? test : test.skip;
 		/**
 		 * Runs a workflow with `n8n execute` and returns the execution n8n stored. The stored run is the
 		 * verdict: the CLI of n8n 2.40.7 can crash on exit after storing it, and its exit status says
@@ -112,50 +111,47 @@ export function smokeSuite(ctx: StackContext): void {
 			return stored;
 		}
 
-		demoTest(
-			'the demo of `npm run sandbox` works: triggers activate, a completion fires, the manual demos run',
-			async () => {
-				const control = ctx.stack.sandbox!.control;
-				await control.setConfig({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
-				const installed = await installDemo(ctx.stack, { apiStateExisted: false });
-				expect(installed.imported.sort()).toEqual([
-					'LpDemoAttendance',
-					'LpDemoBookmarks0',
-					'LpDemoCompletion',
-					'LpDemoFeedSync00',
-					'LpDemoHrAssist0',
-					'LpDemoHrMcp0000',
-					'LpDemoSheets0000',
-				]);
+		test('the demo of `npm run sandbox` works: triggers activate, a completion fires, the manual demos run', async () => {
+			const control = ctx.stack.sandbox!.control;
+			await control.setConfig({ rateLimitPerMinute: 10_000 }); // the bulk demo paces itself at the server's limit
+			const installed = await installDemo(ctx.stack, { apiStateExisted: false });
+			expect(installed.imported.sort()).toEqual([
+				'LpDemoAttendance',
+				'LpDemoBookmarks0',
+				'LpDemoCompletion',
+				'LpDemoFeedSync00',
+				'LpDemoHrAssist0',
+				'LpDemoHrMcp0000',
+				'LpDemoSheets0000',
+			]);
 
-				const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(
-					(s) => !s.deleted_at,
-				);
-				expect(live.map((s) => s.url)).toEqual([
-					`${ctx.stack.webhookBaseUrl}webhook/7d2b9a4e-3c1f-4e8a-b6d5-0a1b2c3d4e01/webhook`,
-				]);
+			const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(
+				(s) => !s.deleted_at,
+			);
+			expect(live.map((s) => s.url)).toEqual([
+				`${ctx.stack.webhookBaseUrl}webhook/7d2b9a4e-3c1f-4e8a-b6d5-0a1b2c3d4e01/webhook`,
+			]);
 
-				await control.simulateCompletion({});
-				const [hr] = await ctx.client.waitForExecutions('LpDemoCompletion', 1, 60_000);
-				expect(executionError(hr)).toBeUndefined();
-				const [record] = nodeOutput(hr, 'HR record');
-				for (const key of ['employee', 'email', 'course', 'completedAt'])
-					expect(record[key]).toEqual(expect.stringMatching(/\S/));
+			await control.simulateCompletion({});
+			const [hr] = await ctx.client.waitForExecutions('LpDemoCompletion', 1, 60_000);
+			expect(executionError(hr)).toBeUndefined();
+			const [record] = nodeOutput(hr, 'HR record');
+			for (const key of ['employee', 'email', 'course', 'completedAt'])
+				expect(record[key]).toEqual(expect.stringMatching(/\S/));
 
-				const attendanceRun = await executedAndStored('LpDemoAttendance');
-				const rows = nodeOutput(attendanceRun, 'Attendance row');
-				expect(rows.length).toBeGreaterThan(0);
-				expect(['Attended', 'Did Not Attend']).toContain(rows[0].status);
+			const attendanceRun = await executedAndStored('LpDemoAttendance');
+			const rows = nodeOutput(attendanceRun, 'Attendance row');
+			expect(rows.length).toBeGreaterThan(0);
+			expect(['Attended', 'Did Not Attend']).toContain(rows[0].status);
 
-				const bulkRun = await executedAndStored('LpDemoBookmarks0');
-				const learners = nodeOutput(bulkRun, 'Learners of course 101');
-				expect(learners.length).toBeGreaterThan(0);
-				expect(nodeOutput(bulkRun, 'Bookmark course 102')).toHaveLength(learners.length);
+			const bulkRun = await executedAndStored('LpDemoBookmarks0');
+			const learners = nodeOutput(bulkRun, 'Learners of course 101');
+			expect(learners.length).toBeGreaterThan(0);
+			expect(nodeOutput(bulkRun, 'Bookmark course 102')).toHaveLength(learners.length);
 
-				// A restart of `npm run sandbox` with its state: nothing is imported again.
-				const again = await installDemo(ctx.stack, { apiStateExisted: true });
-				expect(again).toEqual({ reactivated: false, imported: [] });
-			},
-		);
+			// A restart of `npm run sandbox` with its state: nothing is imported again.
+			const again = await installDemo(ctx.stack, { apiStateExisted: true });
+			expect(again).toEqual({ reactivated: false, imported: [] });
+		});
 	});
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredId, requiredText } from '../../helpers/parameters';
-import { apiFailure, apiRequest, words } from '../../transport';
+import { requiredId, requiredText } from '../../../shared/helpers';
+import { apiFailure, apiRequest, words } from '../../../shared/transport';
 import { contentTypeOptions } from '../../../shared/descriptions';
 
 export const description: INodeProperties[] = [

@@ -1,11 +1,18 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { toFeedTimestamp } from '../../helpers/dates';
-import type { FeedFilters } from '../../helpers/feed';
-import { COMPLETION_SIMPLIFIED_FIELDS, FEED_FLAGS, walkFeed } from '../../helpers/feed';
+import {
+	toFeedTimestamp,
+	COMPLETION_SIMPLIFIED_FIELDS,
+	FEED_FLAGS,
+	walkFeed,
+	enabledFlags,
+	optionalId,
+	readLimit,
+	simplifyDefault,
+	simplifyRecords,
+} from '../../../shared/helpers';
+import type { FeedFilters } from '../../../shared/helpers';
 import { hintOnce } from '../../helpers/hints';
-import { enabledFlags, optionalId, readLimit } from '../../helpers/parameters';
-import { simplifyDefault, simplifyRecords } from '../../helpers/simplify';
 import { moreNote, runsAsTool } from '../../helpers/toolOutput';
 import {
 	FEED_DOCS_LINK,

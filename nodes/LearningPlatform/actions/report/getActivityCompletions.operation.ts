@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { optionalId } from '../../helpers/parameters';
+import { optionalId } from '../../../shared/helpers';
 import { runReportForItem, type Report } from '../../helpers/reports';
 import {
 	contentTypeFilter,

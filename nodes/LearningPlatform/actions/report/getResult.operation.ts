@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { requiredId } from '../../helpers/parameters';
+import { requiredId } from '../../../shared/helpers';
 import { REPORT_ADVICE, pollReport, readWaitOptions } from '../../helpers/reports';
 import { boundedForModel, toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';

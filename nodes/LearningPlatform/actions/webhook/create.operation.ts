@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredText } from '../../helpers/parameters';
+import { requiredText } from '../../../shared/helpers';
 import { hintIfSecretsShown, subscriptionBody } from '../../helpers/webhooks';
-import { apiRequest } from '../../transport';
+import { apiRequest } from '../../../shared/transport';
 import { eventPicker } from '../../../shared/descriptions';
 import { subscriptionOptionFields } from './webhook.descriptions';
 

@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredId } from '../../helpers/parameters';
-import { maskSubscription, webhookNotFound } from '../../helpers/webhooks';
-import { apiRequest } from '../../transport';
+import { requiredId, maskSubscription } from '../../../shared/helpers';
+import { webhookNotFound } from '../../helpers/webhooks';
+import { apiRequest } from '../../../shared/transport';
 import { webhookIdLocator } from './webhook.descriptions';
 
 export const description: INodeProperties[] = [webhookIdLocator('The webhook subscription to get')];

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { describeEvent } from '../../helpers/events';
-import { apiRequest } from '../../transport';
+import { describeEvent } from '../../../shared/helpers';
+import { apiRequest } from '../../../shared/transport';
 
 export const description: INodeProperties[] = [];
 

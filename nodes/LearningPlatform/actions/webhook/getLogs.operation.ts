@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { readLimit, requiredId } from '../../helpers/parameters';
+import { readLimit, requiredId } from '../../../shared/helpers';
 import { webhookNotFound } from '../../helpers/webhooks';
-import { listAll } from '../../transport';
+import { listAll } from '../../../shared/transport';
 import { returnAllAndLimit } from '../common.descriptions';
 import { webhookIdLocator } from './webhook.descriptions';
 

@@ -1,8 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { readLimit } from '../../helpers/parameters';
-import { maskSubscription } from '../../helpers/webhooks';
-import { listAll } from '../../transport';
+import { readLimit, maskSubscription } from '../../../shared/helpers';
+import { listAll } from '../../../shared/transport';
 import { returnAllAndLimit } from '../common.descriptions';
 
 export const description: INodeProperties[] = [...returnAllAndLimit];

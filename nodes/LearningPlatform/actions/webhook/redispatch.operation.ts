@@ -1,8 +1,8 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredId } from '../../helpers/parameters';
+import { requiredId } from '../../../shared/helpers';
 import { logNotFound } from '../../helpers/webhooks';
-import { apiRequest } from '../../transport';
+import { apiRequest } from '../../../shared/transport';
 import { logIdLocator, webhookIdLocator } from './webhook.descriptions';
 
 export const description: INodeProperties[] = [

@@ -1,9 +1,9 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { requiredId } from '../../helpers/parameters';
+import { requiredId } from '../../../shared/helpers';
 import { hintIfSecretsShown, subscriptionBody, webhookNotFound } from '../../helpers/webhooks';
-import { apiRequest } from '../../transport';
+import { apiRequest } from '../../../shared/transport';
 import { eventPicker } from '../../../shared/descriptions';
 import { subscriptionOptionFields, webhookIdLocator } from './webhook.descriptions';
 

@@ -1,7 +1,8 @@
-// The one place that words what the user sees when something fails: HTTP answers, the API's
-// `status: "Failed"` bodies, the subscription cap, refused refresh tokens, reports that are not
-// ready. Callers pass facts and their own words (what a 404 means, what the call was doing);
-// every error leaves through `apiFailure`/`operationFailure`, scrubbed of secrets.
+// Words what the user sees when a request fails: HTTP answers, the API's `status: "Failed"`
+// bodies, the subscription cap, refused refresh tokens, reports that are not ready. Callers pass
+// facts and their own words (what a 404 means, what the call was doing) and their errors leave
+// through `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: parameter checks (the
+// helpers and operations), the router's unknown operation, and a cancelled request's message.
 import type { IDataObject, IHttpRequestMethods, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 

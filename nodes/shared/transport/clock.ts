@@ -30,3 +30,8 @@ export function useClock(replacement: Clock): () => void {
 		current = previous;
 	};
 }
+
+/** For tests: back to the system clock, whatever was installed. */
+export function resetClock(): void {
+	current = systemClock;
+}

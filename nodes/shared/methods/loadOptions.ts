@@ -1,6 +1,6 @@
 import type { ILoadOptionsFunctions, INodePropertyOptions } from 'n8n-workflow';
 
-import { staticEventOptions, toEventOptions } from '../helpers/events';
+import { staticEventOptions, toEventOptions } from '../helpers';
 import { apiRequest } from '../transport';
 
 /**

@@ -55,6 +55,11 @@ function recentAuthFailure(message: string): AuthFailure | undefined {
 	};
 }
 
+/** For tests: forget the recent credential-exchange failures. */
+export function resetFailureFacts(): void {
+	recentAuthFailures.clear();
+}
+
 /**
  * The error thrown from `preAuthentication`. It carries no `response`/`status`/`httpCode`: n8n
  * would otherwise re-run `preAuthentication` on a 401 or replace the message with its own, and it

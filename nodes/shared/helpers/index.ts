@@ -1,0 +1,10 @@
+// The core's helpers, used by more than one node: logic without UI. What lives where: dates.ts
+// (the feed's timestamps), events.ts (webhook event names and pickers), feed.ts (the completions
+// feed walker), masking.ts (subscription secrets), parameters.ts (parameter readers),
+// simplify.ts (Simplify's default and field picking).
+export * from './dates';
+export * from './events';
+export * from './feed';
+export * from './masking';
+export * from './parameters';
+export * from './simplify';

@@ -1,0 +1,2 @@
+// The core's load options, used by more than one node.
+export { getEvents } from './loadOptions';
