@@ -66,11 +66,14 @@ interface Timed {
  * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
  *   after it was answered (one entry per attempt; each continuing entry takes one, the nearest);
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
- * Pure; entries in any order.
+ * Pure; entries in any order, each named once however often it is given.
  */
 export function lastWords(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 	const timed: Timed[] = [];
+	const seen = new Set<number>();
 	for (const entry of entries) {
+		if (seen.has(entry.id)) continue;
+		seen.add(entry.id);
 		const created = Date.parse(entry.created_at ?? '');
 		const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
 		if (Number.isFinite(created) && Number.isFinite(updated))
@@ -116,21 +119,24 @@ export interface RecoveryRun {
 
 type Context = IHookFunctions | IWebhookFunctions;
 
-/** The subscription's log, newest first, back to the horizon or the most a run reads. */
+/**
+ * The subscription's log back to the horizon or the most a run reads, each entry once: entries
+ * logged while the run reads push older ones onto the next page, where they come again.
+ */
 async function readLog(this: Context, subscriptionId: number): Promise<DeliveryLogEntry[]> {
 	const now = clock().now();
-	const entries: DeliveryLogEntry[] = [];
+	const entries = new Map<number, DeliveryLogEntry>();
 	await readList.call(this, `/${subscriptionId}/logs`, (page) => {
 		let withinHorizon = 0;
 		for (const entry of page as unknown as DeliveryLogEntry[]) {
-			entries.push(entry);
+			entries.set(entry.id, entry);
 			const created = Date.parse(entry.created_at ?? '');
 			if (Number.isNaN(created) || now - created <= RECOVERY_HORIZON_MS) withinHorizon++;
 		}
 		// newest first: a page wholly beyond the horizon ends the search
-		return entries.length >= MAX_LOG_ENTRIES_READ || withinHorizon === 0;
+		return entries.size >= MAX_LOG_ENTRIES_READ || withinHorizon === 0;
 	});
-	return entries;
+	return [...entries.values()];
 }
 
 /**

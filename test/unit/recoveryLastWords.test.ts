@@ -96,6 +96,12 @@ describe('one entry per attempt', () => {
 		expect(ids(lastWords(entries))).toEqual([failedAgain.id]);
 	});
 
+	test('an entry read twice (the list shifted while it was paged) is named once', () => {
+		const last = attempt(2, 5, false);
+		const entries = [attempt(1, 0, false), last];
+		expect(lastWords([...entries, last, { ...last }])).toEqual([last]);
+	});
+
 	test('events of another type do not continue each other', () => {
 		const created = attempt(1, 0, false);
 		const updated = attempt(2, 5, true, { event_type: 'Events\\Courses\\Completion_updated' });
