@@ -364,15 +364,16 @@ export function agentSuite(ctx: StackContext): void {
 				]);
 
 				// a 422: the platform's sentence ends in a full stop, and ours follows after one space.
-				// "NodeOperationError:" is n8n's: its tool runner wraps the node's error and adds
-				// "Details:", the MCP Server Trigger writes `${error.name}: ${error.message}`.
+				// The prefix is n8n's: its tool runner wraps the node's error and adds "Details:", the
+				// MCP Server Trigger writes `${error.name}: ${error.message}` ("NodeOperationError" on
+				// 2.x, "Error" on 1.x).
 				const rejected = await client.callTool({
 					name: TOOLS.bookmark.name,
 					arguments: { username: learner.username, contentId: 103, contentType: 'podcast' },
 				});
 				expect(rejected.isError).toBe(true);
-				expect(text(rejected)).toBe(
-					'NodeOperationError: The learning platform could not process the request (422): The selected contentType is invalid. Allowed values: course, live learning, video, resource.\n\nDetails: contentType: The selected contentType is invalid. Allowed values: course, live learning, video, resource. The server rejected the values sent: change them accordingly and run the node again.',
+				expect(text(rejected).replace(/^(NodeOperationError|Error): /, '')).toBe(
+					'The learning platform could not process the request (422): The selected contentType is invalid. Allowed values: course, live learning, video, resource.\n\nDetails: contentType: The selected contentType is invalid. Allowed values: course, live learning, video, resource. The server rejected the values sent: change them accordingly and run the node again.',
 				);
 				expect(text(rejected)).not.toMatch(/\.\s*\./);
 			});
