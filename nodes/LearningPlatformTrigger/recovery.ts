@@ -351,7 +351,10 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 			}
 		}
 		if (schedules.get(scope) === token) schedules.delete(scope);
-	})();
+	})().catch((error: unknown) => {
+		if (schedules.get(scope) === token) schedules.delete(scope);
+		logFailure.call(this, why, error);
+	});
 }
 
 /** Deactivation: this process's schedule for the workflow stops. */
@@ -375,7 +378,7 @@ export function recoverAfterActivation(
 		await webhookLive.call(this, url);
 		await runOnce.call(this, subscriptionId, 'after activation');
 		keepRecovering.call(this, subscriptionId);
-	})();
+	})().catch((error: unknown) => logFailure.call(this, 'after activation', error));
 }
 
 /**
@@ -405,5 +408,5 @@ export function recoverFromDelivery(
 		await runOnce.call(this, subscriptionId, 'found from a delivery');
 		if (schedules.get(scope)?.subscriptionId !== subscriptionId)
 			keepRecovering.call(this, subscriptionId);
-	})();
+	})().catch((error: unknown) => logFailure.call(this, 'found from a delivery', error));
 }
