@@ -71,7 +71,6 @@ test("the webhook trigger's two: the ledger forgets every delivery, recovery its
 		getNode: () => ({ id: 'n' }),
 		logger: { info: () => undefined, warn: () => undefined },
 	} as unknown as IWebhookFunctions;
-	resetRecoveryState(now);
 	// a run marked by another process since this one started, 1 minute ago: not this one's turn
 	const staticData: IDataObject = { recoveryScannedAt: now - 60_000 };
 	resetRecoveryState(now - 120_000);
