@@ -3,8 +3,10 @@
 // flight), and all processes share what started an execution through the workflow's static data,
 // which n8n loads with every webhook request and saves after the execution exists. The save
 // replaces the whole field (last writer wins), so every write carries all a process knows, and
-// writes still pending get what it learns later. docs/design.md, "Exactly once".
-import { createHash } from 'node:crypto';
+// writes still pending get what it learns later. A process that loads its own save, which may
+// have overwritten a newer one of another process, waits briefly for that process's next save
+// before it calls a delivery new. docs/design.md, "Exactly once".
+import { createHash, randomBytes } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import { clock, type Clock } from '../shared/transport';
@@ -23,11 +25,25 @@ export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
 /** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
 const PENDING_SAVE_MS = 60_000;
 const ANSWER_CHECK_INTERVAL_MS = 20;
-const KEY_CHARACTERS = 16;
 /**
- * Where in the node's static data the shared part lives: one text of `key@seconds` entries
- * (seconds in base 36) separated by spaces, since n8n loads, copies and saves it with every
- * delivery and a text is the cheapest value to do that with.
+ * How long a delivery unknown here waits for a save of another process made after it arrived,
+ * when the save it loaded is this process's own (and so may have overwritten the other's newer
+ * one): a platform retry of a delivery that started an execution there is then recognised.
+ */
+export const WAIT_FOR_OTHER_SAVE_MS = 3_000;
+/** Another process counts as serving the webhook while a save of it was seen this recently. */
+export const OTHERS_ACTIVE_MS = 5 * 60_000;
+/**
+ * 72 bits of the hash: with the 10,000 occurrences a process remembers at most, a new one is taken
+ * for a repeat once in about 5 x 10^17 deliveries.
+ */
+const KEY_CHARACTERS = 12;
+/**
+ * Where in the node's static data the shared part lives: one text of minute groups separated by
+ * spaces, each `minutes:` (Unix minutes in base 36) followed by the 12-character keys of the
+ * occurrences of that minute, with nothing between them. n8n loads it with every delivery, saves
+ * it whole, and stores a copy with every execution, so every byte counts: 12 per occurrence
+ * (the earlier `key@seconds` form took 24, and is still read).
  */
 export const LEDGER_FIELD = 'startedDeliveries';
 
@@ -72,20 +88,48 @@ export function occurrenceKey(destination: string[], event: string, payload: unk
 		.slice(0, KEY_CHARACTERS);
 }
 
-const entryText = (key: string, seconds: number) => `${key}@${seconds.toString(36)}`;
+/** The first part of the text: which process wrote it, and when (ms, its clock), `~tag.ms36`. */
+const writerText = (tag: string, at: number) => `~${tag}.${at.toString(36)}`;
+
+function writerOf(field: unknown): { tag: string; at: number } | undefined {
+	if (typeof field !== 'string' || !field.startsWith('~')) return undefined;
+	const end = field.indexOf(' ');
+	const token = end < 0 ? field : field.slice(0, end);
+	const dot = token.indexOf('.');
+	const at = parseInt(token.slice(dot + 1), 36);
+	return dot > 1 && Number.isFinite(at) ? { tag: token.slice(1, dot), at } : undefined;
+}
+
+const minuteOf = (seconds: number) => Math.floor(seconds / 60);
+/** An occurrence stored in minute `minute` is taken to be from that minute's last second, so it is never forgotten early. */
+const lastSecondOf = (minute: number) => minute * 60 + 59;
+const groupText = (minute: number, keys: string) => `${minute.toString(36)}:${keys}`;
 
 /** The deliveries a static data object holds as started: key -> epoch seconds. */
 export function sharedDeliveries(staticData: IDataObject): Map<string, number> {
 	const field = staticData[LEDGER_FIELD];
 	const entries = new Map<string, number>();
+	const add = (key: string, seconds: number) => {
+		if (key.length >= KEY_CHARACTERS) entries.set(key.slice(0, KEY_CHARACTERS), seconds);
+	};
 	if (typeof field === 'string') {
-		for (const entry of field.split(' ')) {
-			const at = entry.indexOf('@');
-			if (at > 0) entries.set(entry.slice(0, at), parseInt(entry.slice(at + 1), 36));
+		for (const part of field.split(' ')) {
+			if (part.startsWith('~')) continue;
+			const colon = part.indexOf(':');
+			if (colon > 0) {
+				const seconds = lastSecondOf(parseInt(part.slice(0, colon), 36));
+				for (let at = colon + 1; at + KEY_CHARACTERS <= part.length; at += KEY_CHARACTERS)
+					add(part.slice(at, at + KEY_CHARACTERS), seconds);
+				continue;
+			}
+			// `key@seconds`, the form of 0.1.0 (its keys had 16 characters; a key of this version is
+			// their start)
+			const at = part.indexOf('@');
+			if (at > 0) add(part.slice(0, at), parseInt(part.slice(at + 1), 36));
 		}
 	} else if (field && typeof field === 'object' && !Array.isArray(field)) {
-		// the form of earlier versions of this node: an object of key -> seconds
-		for (const [key, seconds] of Object.entries(field)) entries.set(key, Number(seconds));
+		// the form before that: an object of key -> seconds
+		for (const [key, seconds] of Object.entries(field)) add(key, Number(seconds));
 	}
 	return entries;
 }
@@ -101,8 +145,15 @@ export class DeliveryLedger {
 	private readonly pending = new Map<IDataObject, { registeredAt: number; own: string }>();
 	/** the shared field as last taken in, so an unchanged one is not read again */
 	private lastLearnt: unknown;
+	/** this process in the texts it writes */
+	private readonly tag = randomBytes(6).toString('base64url');
+	private readonly createdAt: number;
+	/** the newest save of another process taken in: when it was written (its clock) and seen */
+	private otherSave?: { writtenAt: number; seenAt: number };
 
-	constructor(private readonly time: () => Clock = clock) {}
+	constructor(private readonly time: () => Clock = clock) {
+		this.createdAt = time().now();
+	}
 
 	get size(): number {
 		return this.attempts.size;
@@ -114,6 +165,12 @@ export class DeliveryLedger {
 		const field = staticData[LEDGER_FIELD];
 		if (field !== this.lastLearnt || typeof field !== 'string') {
 			this.lastLearnt = field;
+			const writer = writerOf(field);
+			// a save of this process before a restart carries another tag, and is older than this ledger
+			if (writer && writer.tag !== this.tag && writer.at >= this.createdAt) {
+				const writtenAt = Math.max(writer.at, this.otherSave?.writtenAt ?? -Infinity);
+				this.otherSave = { writtenAt, seenAt: now };
+			}
 			let learnt = false;
 			for (const [key, seconds] of sharedDeliveries(staticData)) {
 				const at = seconds * 1000;
@@ -138,7 +195,10 @@ export class DeliveryLedger {
 		key: string,
 		response: AttemptResponse,
 	): Promise<'new' | 'repeat'> {
+		const arrivedAt = this.time().now();
 		this.learn(staticData);
+		if (!this.attempts.has(key) && this.mayHideOtherSaves(staticData, arrivedAt))
+			await this.waitForOtherSave(key, arrivedAt);
 		if (await this.isRepeated(key, response)) return 'repeat';
 		this.record(staticData, key, response);
 		return 'new';
@@ -178,7 +238,7 @@ export class DeliveryLedger {
 	 */
 	record(staticData: IDataObject, key: string, response?: AttemptResponse): void {
 		const now = this.time().now();
-		const own = entryText(key, Math.floor(now / 1000));
+		const own = groupText(minuteOf(Math.floor(now / 1000)), key);
 		this.pending.set(staticData, { registeredAt: now, own });
 		this.write(staticData, now, own);
 		response?.once?.('finish', () => {
@@ -187,6 +247,35 @@ export class DeliveryLedger {
 			if (attempt && answerOf(attempt) === true) this.markStarted(key, Math.floor(now / 1000));
 			this.flushPending(this.time().now());
 		});
+	}
+
+	/**
+	 * Whether the save `staticData` was loaded from is this process's own while another process
+	 * serves the webhook too: that save may have overwritten a newer one of the other process
+	 * (whole-field saves), whose deliveries this process then does not know yet.
+	 */
+	private mayHideOtherSaves(staticData: IDataObject, now: number): boolean {
+		return (
+			writerOf(staticData[LEDGER_FIELD])?.tag === this.tag &&
+			this.otherSave !== undefined &&
+			now - this.otherSave.seenAt < OTHERS_ACTIVE_MS
+		);
+	}
+
+	/**
+	 * Until this process has taken in a save another process wrote after `since` (it holds all that
+	 * process knew then, so a delivery it started before `since` is learnt), `key` is learnt, or the
+	 * wait is over.
+	 */
+	private async waitForOtherSave(key: string, since: number): Promise<void> {
+		const time = this.time();
+		const deadline = since + WAIT_FOR_OTHER_SAVE_MS;
+		while (
+			!this.attempts.has(key) &&
+			(this.otherSave?.writtenAt ?? -Infinity) <= since &&
+			time.now() < deadline
+		)
+			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
 	}
 
 	/** Adds `key` to what is shared; false when it was known already. */
@@ -207,8 +296,7 @@ export class DeliveryLedger {
 
 	private write(staticData: IDataObject, now: number, own: string): void {
 		const shared = this.sharedText(now);
-		const text = shared ? `${shared} ${own}` : own;
-		if (staticData[LEDGER_FIELD] !== text) staticData[LEDGER_FIELD] = text;
+		staticData[LEDGER_FIELD] = `${writerText(this.tag, now)} ${shared ? `${shared} ` : ''}${own}`;
 	}
 
 	/**
@@ -226,9 +314,17 @@ export class DeliveryLedger {
 			this.started.clear();
 			for (const [key, seconds] of newest.reverse()) this.started.set(key, seconds);
 		}
-		const entries: string[] = [];
-		for (const [key, seconds] of this.started) entries.push(entryText(key, seconds));
-		this.startedText = entries.join(' ');
+		const byMinute = new Map<number, string[]>();
+		for (const [key, seconds] of this.started) {
+			const minute = minuteOf(seconds);
+			const keys = byMinute.get(minute);
+			if (keys) keys.push(key);
+			else byMinute.set(minute, [key]);
+		}
+		this.startedText = [...byMinute]
+			.sort((a, b) => a[0] - b[0])
+			.map(([minute, keys]) => groupText(minute, keys.join('')))
+			.join(' ');
 		return this.startedText;
 	}
 

@@ -78,6 +78,8 @@ export interface QueueStackOptions extends StackOptions {
 	webhookSettings?: 'n8n' | 'recommended';
 	/** Extra environment of the `n8n webhook` processes only (after `n8nEnv` and `webhookSettings`). */
 	webhookEnv?: Record<string, string>;
+	/** Extra environment of the `n8n worker` processes only (after `n8nEnv`), e.g. a profiler. */
+	workerEnv?: Record<string, string>;
 }
 
 export interface QueueStack extends Stack {
@@ -215,6 +217,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 						env: {
 							QUEUE_HEALTH_CHECK_ACTIVE: 'true',
 							QUEUE_HEALTH_CHECK_PORT: String(health),
+							...(options.workerEnv ?? {}),
 						},
 					}),
 				);

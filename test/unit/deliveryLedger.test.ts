@@ -13,7 +13,9 @@ import {
 	LEDGER_WINDOW_MS,
 	MAX_REMEMBERED,
 	MAX_SHARED,
+	OTHERS_ACTIVE_MS,
 	WAIT_FOR_EARLIER_ANSWER_MS,
+	WAIT_FOR_OTHER_SAVE_MS,
 	occurrenceKey,
 	sharedDeliveries,
 	type AttemptResponse,
@@ -148,10 +150,7 @@ function request(db: Database, ledger: DeliveryLedger, key: string) {
 		response,
 		/** webhook(): true when the delivery started an execution */
 		async webhook(): Promise<boolean> {
-			ledger.learn(staticData);
-			if (await ledger.isRepeated(key, response)) return false;
-			ledger.record(staticData, key, response);
-			return true;
+			return (await ledger.admit(staticData, key, response)) === 'new';
 		},
 		/** n8n created the execution: saves the static data, then answers 200 */
 		save() {
@@ -169,6 +168,9 @@ async function deliver(db: Database, ledger: DeliveryLedger, key: string): Promi
 	return started;
 }
 
+/** A key as occurrenceKey makes them: 12 base64url characters. */
+const k = (name: string) => `${name}____________`.slice(0, 12);
+
 describe('two n8n processes behind one URL', () => {
 	let db: Database;
 	let a: DeliveryLedger;
@@ -180,63 +182,137 @@ describe('two n8n processes behind one URL', () => {
 	});
 
 	test('a retry that lands on the other process is recognised', async () => {
-		expect(await deliver(db, a, 'd1')).toBe(true);
+		expect(await deliver(db, a, k('d1'))).toBe(true);
 		time.at += 1_000;
-		expect(await deliver(db, b, 'd1')).toBe(false);
-		expect(stored(db)).toEqual(['d1']);
+		expect(await deliver(db, b, k('d1'))).toBe(false);
+		expect(stored(db)).toEqual([k('d1')]);
 	});
 
 	test('a save that overwrote another is healed by the next save of the process that knew', async () => {
-		const overlapping = request(db, b, 'd2'); // B loaded before A saved d1
+		const overlapping = request(db, b, k('d2')); // B loaded before A saved d1
 		await overlapping.webhook();
-		expect(await deliver(db, a, 'd1')).toBe(true);
+		expect(await deliver(db, a, k('d1'))).toBe(true);
 		overlapping.save(); // last writer wins: d1 is gone from the database
-		expect(stored(db)).toEqual(['d2']);
-		expect(await deliver(db, a, 'd3')).toBe(true); // A writes all it knows
-		expect(await deliver(db, b, 'd1')).toBe(false);
+		expect(stored(db)).toEqual([k('d2')]);
+		expect(await deliver(db, a, k('d3'))).toBe(true); // A writes all it knows
+		expect(await deliver(db, b, k('d1'))).toBe(false);
 	});
 
 	test('a save still pending receives what its process learns meanwhile', async () => {
-		const pending = request(db, b, 'd2'); // B loaded before A saved d1 ...
+		const pending = request(db, b, k('d2')); // B loaded before A saved d1 ...
 		await pending.webhook();
-		expect(await deliver(db, a, 'd1')).toBe(true);
-		expect(await deliver(db, b, 'd3')).toBe(true); // ... and B learns d1 before it saves d2
+		expect(await deliver(db, a, k('d1'))).toBe(true);
+		expect(await deliver(db, b, k('d3'))).toBe(true); // ... and B learns d1 before it saves d2
 		pending.save();
-		expect(stored(db).sort()).toEqual(['d1', 'd2', 'd3']);
-		expect(await deliver(db, a, 'd2')).toBe(false);
-		expect(await deliver(db, b, 'd1')).toBe(false);
+		expect(stored(db).sort()).toEqual([k('d1'), k('d2'), k('d3')]);
+		expect(await deliver(db, a, k('d2'))).toBe(false);
+		expect(await deliver(db, b, k('d1'))).toBe(false);
+	});
+
+	test("a retry that reaches the process whose older save overwrote the first attempt's waits for the other's next save, and is recognised", async () => {
+		// both processes have served the webhook before
+		await deliver(db, a, k('d0'));
+		await deliver(db, b, k('d00'));
+		const stale = request(db, b, k('d2')); // B loads before A saves d1 ...
+		await stale.webhook();
+		expect(await deliver(db, a, k('d1'))).toBe(true); // A's answer to d1 is lost on the way
+		stale.save(); // ... and saves after: d1 is gone, the newest save is B's own
+		expect(stored(db)).not.toContain(k('d1'));
+		// while the retry of d1 waits at B, A saves again (d3) and B takes that save in (d4)
+		let others: Promise<unknown> | undefined;
+		const sleptBefore = time.slept.length;
+		time.onSleep = () => {
+			others ??= deliver(db, a, k('d3')).then(() => deliver(db, b, k('d4')));
+		};
+		expect(await deliver(db, b, k('d1'))).toBe(false);
+		await others;
+		const waited = time.slept.slice(sleptBefore);
+		expect(waited.length).toBeGreaterThan(0);
+		expect(waited.reduce((sum, ms) => sum + ms, 0)).toBeLessThan(WAIT_FOR_OTHER_SAVE_MS);
+	});
+
+	test('without a newer save of the other process the wait ends, and the delivery runs (a duplicate beats a lost event)', async () => {
+		await deliver(db, a, k('d0'));
+		await deliver(db, b, k('d00')); // B takes in A's save, then saves its own
+		expect(await deliver(db, b, k('d1'))).toBe(true);
+		expect(time.slept.reduce((sum, ms) => sum + ms, 0)).toBeGreaterThanOrEqual(
+			WAIT_FOR_OTHER_SAVE_MS,
+		);
+	});
+
+	test('one process alone never waits, nor after a restart that finds its earlier self in the database', async () => {
+		for (let i = 0; i < 5; i++) expect(await deliver(db, a, k(`d${i}`))).toBe(true);
+		time.at += 60_000;
+		const restarted = new DeliveryLedger(() => time);
+		for (let i = 5; i < 10; i++) expect(await deliver(db, restarted, k(`d${i}`))).toBe(true);
+		expect(await deliver(db, restarted, k('d1'))).toBe(false);
+		expect(time.slept).toEqual([]);
+	});
+
+	test('a process that has seen no save of another for a while stops waiting', async () => {
+		await deliver(db, a, k('d0'));
+		await deliver(db, b, k('d00'));
+		time.at += OTHERS_ACTIVE_MS;
+		expect(await deliver(db, b, k('d1'))).toBe(true);
+		expect(time.slept).toEqual([]);
 	});
 
 	test('an attempt n8n could not start (500, nothing saved) is not passed on as started', async () => {
-		const refused = request(db, a, 'd1');
+		const refused = request(db, a, k('d1'));
 		await refused.webhook();
 		refused.response.answer(500); // n8n answers 500 and saves nothing
-		expect(await deliver(db, a, 'd2')).toBe(true);
-		expect(stored(db)).toEqual(['d2']);
-		expect(await deliver(db, b, 'd1')).toBe(true); // the retry starts it
+		expect(await deliver(db, a, k('d2'))).toBe(true);
+		expect(stored(db)).toEqual([k('d2')]);
+		expect(await deliver(db, b, k('d1'))).toBe(true); // the retry starts it
 	});
 
-	test('what started an execution more than an hour ago is dropped from the database', async () => {
-		await deliver(db, a, 'old');
-		time.at += LEDGER_WINDOW_MS;
-		await deliver(db, b, 'new');
-		expect(stored(db)).toEqual(['new']);
+	test('what started an execution more than 25 hours ago is dropped from the database', async () => {
+		await deliver(db, a, k('old'));
+		// stored by the minute, an occurrence counts from its minute's last second
+		time.at += LEDGER_WINDOW_MS + 60_000;
+		await deliver(db, b, k('new'));
+		expect(stored(db)).toEqual([k('new')]);
 	});
 
 	test('the database keeps the newest deliveries up to its cap (read from the object form of earlier versions)', async () => {
+		// that form's keys had 16 characters; this version's are their first 12
 		const many = Object.fromEntries(
 			Array.from({ length: MAX_SHARED + 10 }, (_, i) => [
-				`k${i}`,
+				`${k(`k${i}`)}AbCd`,
 				Math.floor(time.at / 1000) - Math.floor(i / 2),
 			]),
 		);
 		db.staticData = { [LEDGER_FIELD]: many };
-		await deliver(db, a, 'fresh');
+		await deliver(db, a, k('fresh'));
 		const kept = sharedDeliveries(db.staticData);
 		expect(kept.size).toBeLessThanOrEqual(MAX_SHARED);
 		expect(kept.size).toBeGreaterThanOrEqual(MAX_SHARED * 0.9);
-		expect(kept.has('fresh')).toBe(true);
-		expect(kept.has(`k${MAX_SHARED + 9}`)).toBe(false);
+		expect(kept.has(k('fresh'))).toBe(true);
+		expect(kept.has(k('k0'))).toBe(true);
+		expect(kept.has(k(`k${MAX_SHARED + 9}`))).toBe(false);
 		expect(typeof db.staticData[LEDGER_FIELD]).toBe('string');
+	});
+
+	test('a retry of a delivery stored in the text form of 0.1.0 (`key@seconds`) is recognised', async () => {
+		const key = occurrenceKey(['wf', 'node', 'production'], 'event', { id: 1 });
+		const seconds = Math.floor(time.at / 1000) - 3_600;
+		// 0.1.0 stored 16 characters of the same hash
+		db.staticData = {
+			[LEDGER_FIELD]: `${key}AbCd@${seconds.toString(36)} ${k('other')}@${seconds.toString(36)}`,
+		};
+		expect(await deliver(db, b, key)).toBe(false);
+		expect(await deliver(db, b, k('new'))).toBe(true);
+		expect(stored(db).sort()).toEqual([key, k('new'), k('other')].sort());
+	});
+
+	test('the stored form takes 12 bytes per delivery and its minute once', async () => {
+		for (let i = 0; i < 1_000; i++) {
+			await deliver(db, i % 2 ? a : b, k(`m${i}`));
+			time.at += 60; // 1,000 deliveries in a minute
+		}
+		const text = String(db.staticData[LEDGER_FIELD]);
+		expect(stored(db)).toHaveLength(1_000);
+		expect(text.length).toBeLessThanOrEqual(1_000 * 12 + 60); // the writer, and each minute once (plus the own entry's)
+		expect(text.split(' ').length).toBeLessThanOrEqual(4);
 	});
 });
