@@ -43,7 +43,7 @@ const NUMBER: Record<RowId, string> = {
 	'feed-n8n': '2b',
 	reports: '3',
 	trigger: '4',
-	'webhook-scale': '4b',
+	'webhook-scale': '4b, 4c',
 	concurrency: '5',
 	'concurrency-n8n': '5b',
 };
