@@ -40,6 +40,7 @@ import { request } from 'undici';
 import type { DeliveryAttempt, SandboxClient } from '../../sandbox/client';
 import { nodeOutput, type ExecutionSummary, type N8nClient } from '../../scripts/n8n/client';
 import { startQueueStack, type QueueStack } from '../../scripts/n8n/queue';
+import type { WebhookRouting } from '../../scripts/n8n/tls-front';
 import { sandboxCredential } from '../../scripts/n8n/sandbox-api';
 import type { RowOptions } from '../run';
 import {
@@ -451,6 +452,17 @@ const extraWebhookEnv: Record<string, string> = JSON.parse(
 	process.env.LP_BENCH_WEBHOOK_ENV || '{}',
 );
 
+/**
+ * How the front spreads `/webhook/` requests over the two webhook processes, from
+ * LP_BENCH_WEBHOOK_ROUTING: `round-robin` (default) or `x-signature` (a retry goes where its
+ * first attempt went, as a load balancer hashing that header does; docs/scaling.md).
+ */
+const webhookRouting = (process.env.LP_BENCH_WEBHOOK_ROUTING || 'round-robin') as WebhookRouting;
+if (webhookRouting !== 'round-robin' && webhookRouting !== 'x-signature')
+	throw new Error(
+		`LP_BENCH_WEBHOOK_ROUTING must be 'round-robin' or 'x-signature', not '${webhookRouting}'`,
+	);
+
 /** Extra environment of the two workers only, as JSON in LP_BENCH_WORKER_ENV (e.g. a profiler). */
 const extraWorkerEnv: Record<string, string> = JSON.parse(process.env.LP_BENCH_WORKER_ENV || '{}');
 
@@ -462,7 +474,7 @@ const listed = (env: Record<string, string>) =>
 export async function run(_options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
 	const title = `Trigger at scale: ${EVENTS * PHASES} deliveries each through 2 webhook processes, beside n8n's Webhook node and the hand-built chain`;
-	const mode = `real n8n ${N8N_VERSION}, queue mode: main + 2 workers + 2 webhook processes behind a round-robin TLS front, PostgreSQL, Redis`;
+	const mode = `real n8n ${N8N_VERSION}, queue mode: main + 2 workers + 2 webhook processes behind a TLS front routing by ${webhookRouting}, PostgreSQL, Redis`;
 	let stack: QueueStack | undefined;
 	const loads: number[] = [];
 	const sampler = setInterval(() => loads.push(os.loadavg()[0]), 5_000);
@@ -482,6 +494,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 		});
 		const { client } = stack;
 		const control = stack.sandbox!.control;
+		stack.front.setWebhookRouting(webhookRouting);
 		await control.setConfig({ rateLimitPerMinute: 10_000 });
 
 		const grant = await control.issueRefreshToken(`bench-scale-trigger-${process.pid}`);
@@ -749,6 +762,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				workers: 2,
 				workerConcurrency: 10,
 				webhookProcesses: 2,
+				webhookRouting,
 				triggerTypeVersion: 1.2,
 				chainWorkflow: 'bench/workflows/hand-built-chain.json',
 				delivery:
