@@ -41,9 +41,9 @@ const KEY_CHARACTERS = 12;
 /**
  * Where in the node's static data the shared part lives: one text of minute groups separated by
  * spaces, each `minutes:` (Unix minutes in base 36) followed by the 12-character keys of the
- * occurrences of that minute, with nothing between them. n8n loads it with every delivery, saves
- * it whole, and stores a copy with every execution, so every byte counts: 12 per occurrence
- * (the earlier `key@seconds` form took 24, and is still read).
+ * occurrences of that minute, with nothing between them. n8n loads it and saves it whole with
+ * every delivery, so every byte counts: 12 per occurrence (the earlier `key@seconds` form took
+ * 24, and is still read).
  */
 export const LEDGER_FIELD = 'startedDeliveries';
 
@@ -145,6 +145,8 @@ export class DeliveryLedger {
 	private readonly pending = new Map<IDataObject, { registeredAt: number; own: string }>();
 	/** the shared field as last taken in, so an unchanged one is not read again */
 	private lastLearnt: unknown;
+	/** the tag of the process that wrote `lastLearnt` */
+	private lastLearntWriter?: string;
 	/** this process in the texts it writes */
 	private readonly tag = randomBytes(6).toString('base64url');
 	private readonly createdAt: number;
@@ -166,6 +168,7 @@ export class DeliveryLedger {
 		if (field !== this.lastLearnt || typeof field !== 'string') {
 			this.lastLearnt = field;
 			const writer = writerOf(field);
+			this.lastLearntWriter = writer?.tag;
 			// a save of this process before a restart carries another tag, and is older than this ledger
 			if (writer && writer.tag !== this.tag && writer.at >= this.createdAt) {
 				const writtenAt = Math.max(writer.at, this.otherSave?.writtenAt ?? -Infinity);
@@ -197,7 +200,7 @@ export class DeliveryLedger {
 	): Promise<'new' | 'repeat'> {
 		const arrivedAt = this.time().now();
 		this.learn(staticData);
-		if (!this.attempts.has(key) && this.mayHideOtherSaves(staticData, arrivedAt))
+		if (!this.attempts.has(key) && this.mayHideOtherSaves(arrivedAt))
 			await this.waitForOtherSave(key, arrivedAt);
 		if (await this.isRepeated(key, response)) return 'repeat';
 		this.record(staticData, key, response);
@@ -250,13 +253,13 @@ export class DeliveryLedger {
 	}
 
 	/**
-	 * Whether the save `staticData` was loaded from is this process's own while another process
+	 * Whether the save just taken in (`learn`) is this process's own while another process
 	 * serves the webhook too: that save may have overwritten a newer one of the other process
 	 * (whole-field saves), whose deliveries this process then does not know yet.
 	 */
-	private mayHideOtherSaves(staticData: IDataObject, now: number): boolean {
+	private mayHideOtherSaves(now: number): boolean {
 		return (
-			writerOf(staticData[LEDGER_FIELD])?.tag === this.tag &&
+			this.lastLearntWriter === this.tag &&
 			this.otherSave !== undefined &&
 			now - this.otherSave.seenAt < OTHERS_ACTIVE_MS
 		);
