@@ -16,7 +16,12 @@ import { getEvents } from '../shared/methods';
 import { testLearningPlatformCredential } from '../shared/transport';
 import { deliveryAge } from './deliveryAge';
 import { occurrenceKey, processLedger } from './deliveryLedger';
-import { recoverAfterActivation, recoverFromDelivery, stopRecovering } from './recovery';
+import {
+	noteRecoveryMark,
+	recoverAfterActivation,
+	recoverFromDelivery,
+	stopRecovering,
+} from './recovery';
 import { verifyDelivery } from './signature';
 import {
 	createSubscription,
@@ -301,6 +306,9 @@ export class LearningPlatformTrigger implements INodeType {
 		const tooOld = refusalForAge.call(this, delivery, event, options.maxDeliveryAgeMinutes);
 		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
 
+		const recovering = stored.subscriptionId !== undefined && recovers.call(this);
+		// a repeat too tells this process which recovery runs the others started
+		if (recovering) noteRecoveryMark.call(this, staticData);
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = occurrenceKey(
 				[
@@ -320,7 +328,7 @@ export class LearningPlatformTrigger implements INodeType {
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
 		}
-		if (stored.subscriptionId !== undefined && recovers.call(this))
+		if (recovering && stored.subscriptionId !== undefined)
 			recoverFromDelivery.call(this, staticData, stored.subscriptionId);
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.

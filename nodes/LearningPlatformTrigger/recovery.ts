@@ -15,7 +15,7 @@ export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
 /** Redispatches sent on one fresh look at the log (read again before each batch). */
-export const REDISPATCH_BATCH = 10;
+export const REDISPATCH_BATCH = 5;
 /** An attempt logged up to this long before the previous attempt's answer still follows it. */
 const LOG_TIME_TOLERANCE_MS = 1_000;
 /** A run looks again, SETTLE_MS apart, while entries were still settling. */
@@ -115,6 +115,8 @@ export interface RecoveryRun {
 	/** redispatches the platform declined or that failed */
 	failed: number;
 	read: number;
+	/** the run stopped early: another process started one after it, which covers the rest */
+	superseded?: boolean;
 }
 
 type Context = IHookFunctions | IWebhookFunctions;
@@ -166,15 +168,22 @@ const unchanged = (seen: DeliveryLogEntry, now?: DeliveryLogEntry) =>
 /**
  * One recovery run: reads the subscription's delivery log and redispatches the deliveries the
  * platform could not make, one after another, a few at a time, each checked against the log
- * just before it goes.
+ * just before it goes. `superseded` is asked before every look at the log: once it says yes
+ * (another process's later run covers what is left), the run stops.
  */
 export async function recoverMissedDeliveries(
 	this: Context,
 	subscriptionId: number,
+	superseded: () => boolean = () => false,
 ): Promise<RecoveryRun> {
 	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0 };
+	const stop = () => {
+		run.superseded = true;
+		return run;
+	};
 	const done = new Set<number>();
 	for (let pass = 1; pass <= PASSES; pass++) {
+		if (superseded()) return stop();
 		const entries = await readLog.call(this, subscriptionId);
 		run.read += entries.length;
 		const now = clock().now();
@@ -187,6 +196,7 @@ export async function recoverMissedDeliveries(
 			if (verdict === 'unsettled') unsettled++;
 		}
 		for (let start = 0; start < candidates.length; start += REDISPATCH_BATCH) {
+			if (superseded()) return stop();
 			const batch = candidates.slice(start, start + REDISPATCH_BATCH);
 			const current = await currentState.call(
 				this,
@@ -256,7 +266,7 @@ async function webhookLive(this: Context, url: string): Promise<void> {
 }
 
 function logRun(this: Context, why: string, run: RecoveryRun): void {
-	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read`;
+	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}`;
 	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
 		workflowId: this.getWorkflow().id,
 	});
@@ -273,7 +283,13 @@ function logFailure(this: Context, why: string, error: unknown): void {
 const SCANNED_AT = 'recoveryScannedAt';
 /** Runs at most this often per workflow from deliveries, and a process's schedule checks this often. */
 export const RESCAN_INTERVAL_MS = 15 * 60_000;
-const JITTER_MS = 5_000;
+/**
+ * A run set off by a delivery starts this long after it, plus up to START_JITTER_MS: processes
+ * that start together do not all read the log at the same moment, and a run started just before
+ * in another process has time to learn of this one and stop.
+ */
+const START_DELAY_MS = 2_000;
+const START_JITTER_MS = 3_000;
 const SCHEDULE_JITTER_MS = 60_000;
 
 /**
@@ -285,6 +301,15 @@ const lastRunHere = new Map<string, number>();
 /** workflows whose last run here stopped at MAX_REDISPATCHES_PER_RUN: the next goes on at once */
 const unfinished = new Set<string>();
 const schedules = new Map<string, { subscriptionId: number }>();
+/**
+ * The newest run mark (SCANNED_AT) this process has seen, loaded or written, and the mark of its
+ * own latest run. Static data is saved whole, so a save of one process can take another's newer
+ * mark back; this process writes the newest it knows into what it saves, and a run of it whose
+ * mark is older than another process's stops (that later run reads the log afresh and covers
+ * the rest), so two runs overlap only until the newer mark has reached the older run's process.
+ */
+const newestMark = new Map<string, number>();
+const ownMark = new Map<string, number>();
 /** When this process started (n8n may load the node's code only at its first delivery). */
 let processStartedAt = Math.floor(performance.timeOrigin);
 
@@ -294,6 +319,8 @@ export function resetRecoveryState(startedAt = clock().now()): void {
 	lastRunHere.clear();
 	unfinished.clear();
 	schedules.clear();
+	newestMark.clear();
+	ownMark.clear();
 	processStartedAt = startedAt;
 }
 
@@ -301,14 +328,54 @@ function scopeOf(this: Context): string {
 	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
-/** One run at a time per workflow in this process; a run already under way covers this one. */
-async function runOnce(this: Context, subscriptionId: number, why: string): Promise<void> {
+/** The newest run mark known here for `scope`, after taking in the one `staticData` holds. */
+function learnMark(scope: string, staticData: IDataObject): number {
+	const loaded = Number(staticData[SCANNED_AT]);
+	const known = newestMark.get(scope) ?? -Infinity;
+	if (Number.isFinite(loaded) && loaded > known) {
+		newestMark.set(scope, loaded);
+		return loaded;
+	}
+	return known;
+}
+
+function markRun(scope: string, staticData: IDataObject, at: number): void {
+	staticData[SCANNED_AT] = at;
+	newestMark.set(scope, at);
+	ownMark.set(scope, at);
+}
+
+/** Whether another process has started a run after the one of this process marked `mark`. */
+function supersededRun(scope: string, mark: number): boolean {
+	const newest = newestMark.get(scope) ?? -Infinity;
+	return newest > mark && newest !== ownMark.get(scope);
+}
+
+/**
+ * Every delivery that passed the checks: this process learns which recovery runs other processes
+ * started, from the static data n8n loaded for it.
+ */
+export function noteRecoveryMark(this: IWebhookFunctions, staticData: IDataObject): void {
+	learnMark(scopeOf.call(this), staticData);
+}
+
+/**
+ * One run at a time per workflow in this process; a run already under way covers this one. A
+ * run with a `mark` stops once another process has marked a later one.
+ */
+async function runOnce(
+	this: Context,
+	subscriptionId: number,
+	why: string,
+	mark?: number,
+): Promise<void> {
 	const scope = scopeOf.call(this);
 	if (running.has(scope)) return;
 	running.add(scope);
 	lastRunHere.set(scope, clock().now());
 	try {
-		const run = await recoverMissedDeliveries.call(this, subscriptionId);
+		const superseded = () => mark !== undefined && supersededRun(scope, mark);
+		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded);
 		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) unfinished.add(scope);
 		else unfinished.delete(scope);
 		logRun.call(this, why, run);
@@ -372,11 +439,12 @@ export function recoverAfterActivation(
 	staticData: IDataObject,
 	subscriptionId: number,
 ): void {
-	staticData[SCANNED_AT] = clock().now();
+	const mark = clock().now();
+	markRun(scopeOf.call(this), staticData, mark);
 	const url = this.getNodeWebhookUrl('default') ?? '';
 	void (async () => {
 		await webhookLive.call(this, url);
-		await runOnce.call(this, subscriptionId, 'after activation');
+		await runOnce.call(this, subscriptionId, 'after activation', mark);
 		keepRecovering.call(this, subscriptionId);
 	})().catch((error: unknown) => logFailure.call(this, 'after activation', error));
 }
@@ -386,6 +454,8 @@ export function recoverAfterActivation(
  * method at start-up, so deliveries missed while n8n was down are found here) unless another
  * process has started a run since then, and at most every RESCAN_INTERVAL_MS per workflow.
  * Runs in the background (the delivery is not delayed), then on this process's schedule.
+ * `staticData` (saved by n8n with the delivery) never goes back to an older mark than this
+ * process knows.
  */
 export function recoverFromDelivery(
 	this: IWebhookFunctions,
@@ -394,18 +464,18 @@ export function recoverFromDelivery(
 ): void {
 	const scope = scopeOf.call(this);
 	const now = clock().now();
-	const last = Number(staticData[SCANNED_AT]);
+	const last = learnMark(scope, staticData);
+	if (last > Number(staticData[SCANNED_AT] ?? -Infinity)) staticData[SCANNED_AT] = last;
 	const ranEver = Number.isFinite(last);
 	const due = !ranEver || now - last >= RESCAN_INTERVAL_MS;
 	const otherRanSinceStart = ranEver && last >= processStartedAt;
 	const firstHere = !lastRunHere.has(scope) && !schedules.has(scope) && !otherRanSinceStart;
-	if (!due && !firstHere) return;
-	staticData[SCANNED_AT] = now;
+	if ((!due && !firstHere) || running.has(scope)) return;
+	markRun(scope, staticData, now);
 	lastRunHere.set(scope, now);
 	void (async () => {
-		// processes that start together do not all read the log at the same moment
-		await clock().sleep(Math.floor(Math.random() * JITTER_MS));
-		await runOnce.call(this, subscriptionId, 'found from a delivery');
+		await clock().sleep(START_DELAY_MS + Math.floor(Math.random() * START_JITTER_MS));
+		await runOnce.call(this, subscriptionId, 'found from a delivery', now);
 		if (schedules.get(scope)?.subscriptionId !== subscriptionId)
 			keepRecovering.call(this, subscriptionId);
 	})().catch((error: unknown) => logFailure.call(this, 'found from a delivery', error));

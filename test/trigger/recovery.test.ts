@@ -11,6 +11,7 @@ import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/Lea
 import { useClock } from '../../nodes/shared/transport/clock';
 import {
 	recoverMissedDeliveries,
+	REDISPATCH_BATCH,
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
 	SETTLE_MS,
@@ -86,6 +87,35 @@ describe('a recovery run', () => {
 			r.path.includes(`/${subscriptionId}/logs/`),
 		);
 		expect(redispatches.map((r) => r.status)).toEqual([200, 200]);
+	});
+
+	test('a run superseded by a later one in another process stops before its next batch; the later one redispatches the rest, each once', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-superseded');
+		for (let i = 0; i < REDISPATCH_BATCH + 2; i++) await missedDelivery(subscriptionId);
+		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-superseded'));
+
+		await withAheadClock(async (time) => {
+			time.offset = SETTLE_MS + 1_000;
+			// asked before the pass and before each batch: the later run is learnt after batch 1
+			let asked = 0;
+			const earlier = await recoverMissedDeliveries.call(
+				context,
+				subscriptionId,
+				() => ++asked > 2,
+			);
+			expect(earlier).toMatchObject({ redispatched: REDISPATCH_BATCH, superseded: true });
+			const later = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(later).toMatchObject({ redispatched: 2, failed: 0 });
+		});
+
+		const log = await logOf(subscriptionId);
+		expect(log).toHaveLength(REDISPATCH_BATCH + 2);
+		for (const entry of log) expect(entry).toMatchObject({ redispatched: true });
+		const redispatched = (await t.sandbox.control.requests({ path: '/redispatch' }))
+			.filter((r) => r.path.includes(`/${subscriptionId}/logs/`))
+			.map((r) => r.path);
+		expect(new Set(redispatched).size).toBe(REDISPATCH_BATCH + 2);
+		expect(redispatched).toHaveLength(REDISPATCH_BATCH + 2);
 	});
 
 	test('an entry the platform may still be retrying waits until it settles, then goes', async () => {

@@ -9,8 +9,11 @@ type RecoveryModule = typeof import('../../nodes/LearningPlatformTrigger/recover
 
 const SCANNED_AT = 'recoveryScannedAt';
 
-/** A new n8n process: the module loaded afresh, its runs' waits instant, its log kept. */
-function startProcess() {
+/**
+ * A new n8n process: the module loaded afresh, its runs' waits instant (or, with `startGate`,
+ * over when the gate opens), its log kept.
+ */
+function startProcess(startGate?: Promise<void>) {
 	const logs: string[] = [];
 	let recovery!: RecoveryModule;
 	jest.isolateModules(() => {
@@ -20,7 +23,7 @@ function startProcess() {
 		// the jitter passes at once; the 15-minute schedule never comes round
 		useClock({
 			now: () => Date.now(),
-			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : undefined),
+			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : await startGate),
 		});
 		recovery = jest.requireActual<RecoveryModule>('../../nodes/LearningPlatformTrigger/recovery');
 		// one jest process plays several n8n processes: each starts now
@@ -36,6 +39,8 @@ function startProcess() {
 	return {
 		logs,
 		deliver: (staticData: IDataObject) => recovery.recoverFromDelivery.call(context, staticData, 7),
+		/** a delivery this process recognised as a repeat: n8n loaded `staticData` for it */
+		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark.call(context, staticData),
 	};
 }
 
@@ -78,4 +83,50 @@ test('a process started after the last run starts one on its first delivery, the
 	await tick();
 	later.deliver(again);
 	expect(again[SCANNED_AT]).toBe(loaded[SCANNED_AT]);
+});
+
+test("two processes both started a run (one save took the other's mark back): the earlier run stops once its process learns of the later one", async () => {
+	let open!: () => void;
+	const gate = new Promise<void>((resolve) => (open = resolve));
+	const beforeOutage = { [SCANNED_AT]: Date.now() - 60_000 };
+	const a = startProcess(gate);
+	const b = startProcess(gate);
+	await tick();
+
+	const savedByA = structuredClone(beforeOutage);
+	a.deliver(savedByA);
+	await tick();
+	// B's request loaded the static data before A's save and is saved after it
+	const savedByB = structuredClone(beforeOutage);
+	b.deliver(savedByB);
+	expect(savedByB[SCANNED_AT]).toBeGreaterThan(savedByA[SCANNED_AT] as number);
+
+	// a repeat reaching A loads B's save: A now knows of the later run
+	a.repeat(structuredClone(savedByB));
+	open();
+	await tick();
+	await tick();
+
+	expect(a.logs).toEqual([expect.stringContaining('a run started later in another n8n process')]);
+	expect(a.logs[0]).toContain('0 redispatched');
+	// B's run went on (here it fails at once: no credentials)
+	expect(b.logs).toEqual([expect.stringContaining('could not recover missed deliveries')]);
+});
+
+test('a process never saves a mark older than one it has seen', async () => {
+	const a = startProcess();
+	const b = startProcess();
+	await tick();
+	const savedByA: IDataObject = {};
+	a.deliver(savedByA);
+	await tick();
+	b.repeat(structuredClone(savedByA));
+
+	// B's next delivery loaded a save that took A's mark back
+	const stale = { [SCANNED_AT]: (savedByA[SCANNED_AT] as number) - 60_000 };
+	b.deliver(stale);
+	expect(stale[SCANNED_AT]).toBe(savedByA[SCANNED_AT]);
+	await tick();
+	// and B starts no run of its own: A has run since B started
+	expect(b.logs).toEqual([]);
 });
