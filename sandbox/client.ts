@@ -69,7 +69,10 @@ export class SandboxControlError extends Error {
 
 export class SandboxClient {
 	readonly baseUrl: string;
-	private readonly agent = new Agent({ keepAliveTimeout: 1000 });
+	// Idle sockets dropped after 1 s whatever the server's Keep-Alive hint (5 s): on a loaded
+	// machine a socket kept to the hint's end met the server closing it under a POST ("other side
+	// closed"), which cannot be sent again safely.
+	private readonly agent = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
 
 	constructor(baseUrl: string) {
 		this.baseUrl = baseUrl.replace(/\/+$/, '');
