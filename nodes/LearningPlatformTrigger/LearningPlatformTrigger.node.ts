@@ -306,9 +306,7 @@ export class LearningPlatformTrigger implements INodeType {
 		const tooOld = refusalForAge.call(this, delivery, event, options.maxDeliveryAgeMinutes);
 		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
 
-		const recovering = stored.subscriptionId !== undefined && recovers.call(this);
-		// a repeat too tells this process which recovery runs the others started
-		if (recovering) noteRecoveryMark.call(this, staticData);
+		const recoveredSubscription = recovers.call(this) ? stored.subscriptionId : undefined;
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = occurrenceKey(
 				[
@@ -321,6 +319,8 @@ export class LearningPlatformTrigger implements INodeType {
 				delivery.payload ?? request.rawBody.toString('base64'),
 			);
 			if ((await processLedger().admit(staticData, key, this.getResponseObject())) === 'repeat') {
+				// a repeat too tells this process which recovery runs the others started
+				if (recoveredSubscription !== undefined) noteRecoveryMark.call(this, staticData);
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
 					{ event, workflowId: this.getWorkflow().id },
@@ -328,8 +328,8 @@ export class LearningPlatformTrigger implements INodeType {
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
 		}
-		if (recovering && stored.subscriptionId !== undefined)
-			recoverFromDelivery.call(this, staticData, stored.subscriptionId);
+		if (recoveredSubscription !== undefined)
+			recoverFromDelivery.call(this, staticData, recoveredSubscription);
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {
