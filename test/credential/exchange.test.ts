@@ -59,17 +59,57 @@ test('one exchange rotates both values; preAuthentication returns the new pair a
 	expect((await rawGet(`${roots(sb).webhook}/events`, pair.apiKey as string)).status).toBe(200);
 });
 
-test('20 simultaneous callers with the same token share ONE exchange and all get its pair', async () => {
+test('20 simultaneous callers with the same token share ONE exchange; only the caller that ran it gets the pair', async () => {
 	const { data, username } = await newCredential(sb, 'x-flight');
-	const results = await Promise.all(
+	const settled = await Promise.allSettled(
 		Array.from({ length: 20 }, async () => await preAuthenticate({ ...data })),
 	);
 	const live = await sb.control.auth(username);
 	expect(live.exchanges).toBe(1);
 	expect(live.failed_exchanges).toBe(0);
-	for (const r of results) expect(r).toEqual(results[0]);
-	expect(results[0].refreshToken).toBe(live.refresh_token);
 	expect(await refreshRequests(username)).toHaveLength(1);
+
+	// n8n stores what preAuthentication returns, once per caller: one pair returned, one write
+	const pairs = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+	expect(pairs).toEqual([
+		{
+			apiKey: live.api_key,
+			refreshToken: live.refresh_token,
+			apiKeyExpiresAt: expect.any(String),
+		},
+	]);
+	// the 19 others: the spent-token failure the transport waits out (stored credential moves on)
+	const failures = settled.flatMap((r) =>
+		r.status === 'rejected' ? [r.reason as Error & Record<string, unknown>] : [],
+	);
+	expect(failures).toHaveLength(19);
+	for (const error of failures) {
+		expect(error[AUTH_FAILURE]).toBe('stale');
+		expect(error[DEAD_TOKEN]).toBe(credentialFingerprint(data));
+		expect(typeof error[DEAD_SINCE]).toBe('number');
+		expect(JSON.stringify(error) + error.message).not.toContain(live.refresh_token);
+		expect(JSON.stringify(error) + error.message).not.toContain(live.api_key);
+	}
+});
+
+test('callers that joined an exchange which failed get its failure, each its own copy', async () => {
+	const { data, username } = await newCredential(sb, 'x-flight-fail');
+	await sb.control.setFaults({ kind: 'http500', count: 1, pathPattern: '/apikeys$' });
+	const settled = await Promise.allSettled(
+		Array.from({ length: 5 }, async () => await preAuthenticate({ ...data })),
+	);
+	await sb.control.clearFaults();
+	expect(await refreshRequests(username)).toHaveLength(1);
+	const errors = settled.map((r) => (r.status === 'rejected' ? (r.reason as Error) : undefined));
+	expect(
+		errors.every(
+			(e) => (e as Record<string, unknown> | undefined)?.[AUTH_FAILURE] === 'unavailable',
+		),
+	).toBe(true);
+	expect(new Set(errors).size).toBe(5);
+	// the token was not spent: the next caller exchanges it
+	const pair = await preAuthenticate({ ...data });
+	expect(pair.refreshToken).toBe((await sb.control.auth(username)).refresh_token);
 });
 
 test('a token this process already spent is never sent again nor answered from memory: stale failure', async () => {

@@ -63,10 +63,10 @@ async function run(store: CredentialStore, plan: ProbePlan) {
 
 const events: ProbePlan = { calls: [{ method: 'GET', root: 'webhook', path: '/events' }] };
 
-async function instrumented(prefix: string) {
+async function instrumented(prefix: string, writeDelayMs = 0) {
 	const c = await newCredential(sb, prefix);
 	secrets.add(c.refreshToken);
-	return { ...c, store: new InstrumentedStore(c.data) };
+	return { ...c, store: new InstrumentedStore(c.data, writeDelayMs) };
 }
 
 beforeAll(async () => {
@@ -150,12 +150,40 @@ test('20 concurrent callers: one exchange, all succeed (empty key, and server-ex
 	const live = await secrets.addLive(sb, username);
 	expect(live.exchanges).toBe(2);
 	expect(live.failed_exchanges).toBe(0);
-	// every write of the second round stored the one new pair (shared in-flight result)
+	// one rotation in one process: the credential row written once, with the new pair
 	const newWrites = store.writes.slice(writesBefore);
-	expect(newWrites.length).toBeGreaterThanOrEqual(1);
-	for (const w of newWrites)
-		expect(w).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
+	expect(newWrites).toEqual([
+		expect.objectContaining({ refreshToken: live.refresh_token, apiKey: live.api_key }),
+	]);
 	expect(store.data).toMatchObject({ refreshToken: live.refresh_token, apiKey: live.api_key });
+});
+
+test('20 concurrent callers, a credential store that takes 2.5 s per write: one write, all succeed', async () => {
+	const { store, username } = await instrumented('rot-20-slow', 2_500);
+	const twenty: ProbePlan = {
+		concurrent: true,
+		calls: Array.from({ length: 20 }, () => ({ method: 'GET', root: 'webhook', path: '/events' })),
+	};
+	// the first rotation (empty key) and, after the server expired the key, the second
+	for (const round of [1, 2]) {
+		if (round === 2) await sb.control.expireApiKey(username);
+		const writesBefore = store.writes.length;
+		let mostWritingAtOnce = 0;
+		const watch = setInterval(() => {
+			mostWritingAtOnce = Math.max(mostWritingAtOnce, store.writing);
+		}, 20);
+		const outcome = await run(store, twenty).finally(() => clearInterval(watch));
+		expect(outcome.result.error).toBeUndefined();
+		expect(outcome.out.filter((r) => r.ok)).toHaveLength(20);
+		const live = await secrets.addLive(sb, username);
+		expect(live.exchanges).toBe(round);
+		expect(live.failed_exchanges).toBe(0);
+		// no queue of writes on the row: one, holding the new pair
+		expect(store.writes.slice(writesBefore)).toEqual([
+			expect.objectContaining({ refreshToken: live.refresh_token, apiKey: live.api_key }),
+		]);
+		expect(mostWritingAtOnce).toBe(1);
+	}
 });
 
 test('a late caller holding a spent token: auth error, nothing stored, succeeds on retry after another process rotated', async () => {

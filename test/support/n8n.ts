@@ -56,7 +56,17 @@ export class CredentialStore {
 	/** Every write n8n would have persisted, oldest first (copies). */
 	readonly writes: ICredentialDataDecryptedObject[] = [];
 
-	constructor(data: ICredentialDataDecryptedObject) {
+	/** Writes under way (a slow database holds each for `writeDelayMs`). */
+	writing = 0;
+
+	/**
+	 * `writeDelayMs`: how long each write by n8n takes before it is visible, like an UPDATE that
+	 * waits on a busy or remote database (readers see the old row until it commits).
+	 */
+	constructor(
+		data: ICredentialDataDecryptedObject,
+		private readonly writeDelayMs = 0,
+	) {
 		this.stored = structuredClone(data);
 	}
 
@@ -65,10 +75,17 @@ export class CredentialStore {
 		return structuredClone(this.stored);
 	}
 
-	/** A write by n8n itself (counted in `writes`). */
-	persist(data: ICredentialDataDecryptedObject) {
-		this.stored = structuredClone(data);
-		this.writes.push(structuredClone(data));
+	/** A write by n8n itself (counted in `writes` when it commits). */
+	async persist(data: ICredentialDataDecryptedObject): Promise<void> {
+		const copy = structuredClone(data);
+		this.writing++;
+		try {
+			if (this.writeDelayMs > 0) await new Promise((r) => setTimeout(r, this.writeDelayMs));
+		} finally {
+			this.writing--;
+		}
+		this.stored = copy;
+		this.writes.push(structuredClone(copy));
 	}
 
 	/** A write made elsewhere: another n8n process, or a user saving the form. Not counted. */
@@ -148,7 +165,7 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 					dataToPersist[key] = value as ICredentialDataDecryptedObject[string];
 				}
 			}
-			store.persist(dataToPersist);
+			await store.persist(dataToPersist);
 			return Object.assign(credentials, output) as ICredentialDataDecryptedObject;
 		}
 		return undefined;
@@ -180,7 +197,7 @@ class StoreCredentialsHelper extends ICredentialsHelper {
 		_type: string,
 		data: ICredentialDataDecryptedObject,
 	): Promise<void> {
-		this.requireStore().persist(data);
+		await this.requireStore().persist(data);
 	}
 
 	async updateCredentialsOauthTokenData(): Promise<void> {}

@@ -66,8 +66,18 @@ describe('nextAction', () => {
 		expect(nextAction(facts({ message: 'socket hang up' }), 'GET', none, half)).toEqual(
 			expect.objectContaining({ kind: 'retry' }),
 		);
+		// the HTTP client's own time-out, reported without a code
+		expect(
+			nextAction(facts({ message: 'timeout of 120000ms exceeded' }), 'GET', none, half),
+		).toEqual(expect.objectContaining({ kind: 'retry', counter: 'transient' }));
 		// not a network failure n8n could have repeated (e.g. a refused request option)
 		expect(nextAction(facts({ message: 'Invalid URL' }), 'GET', none)).toEqual({ kind: 'fail' });
+	});
+
+	test("n8n's database pool time-out is not a network failure: not repeated", () => {
+		// pg-pool's words when n8n's connections are all taken (e.g. queued on a slow credential write)
+		const poolTimeout = facts({ message: 'timeout exceeded when trying to connect' });
+		expect(nextAction(poolTimeout, 'GET', none)).toEqual({ kind: 'fail' });
 	});
 
 	test('a cancelled request is never repeated', () => {

@@ -32,8 +32,13 @@ const TRANSIENT_NETWORK_CODES = new Set([
 	'UND_ERR_BODY_TIMEOUT',
 	'ERR_BAD_RESPONSE',
 ]);
-/** Network failures that some clients report only in the message, without a code. */
-export const TRANSIENT_NETWORK_MESSAGE = /socket hang up|terminated|timeout/i;
+/**
+ * Network failures that some clients report only in the message, without a code: a dropped
+ * socket, and the HTTP client's own time-out ("timeout of 120000ms exceeded"). Not any message
+ * with "timeout" in it: n8n's database pool says "timeout exceeded when trying to connect" when
+ * it is exhausted, and repeating the request then only adds to the queue.
+ */
+export const TRANSIENT_NETWORK_MESSAGE = /socket hang up|terminated|^timeout of \d+ ?ms exceeded/i;
 
 /** How many times each kind of repeat has been used in this call. */
 export interface Attempts {

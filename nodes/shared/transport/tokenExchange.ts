@@ -1,6 +1,6 @@
 // The refresh-token exchange (spec operation 1), run from the credential's `preAuthentication`:
-// single flight per token in this process, a spent or refused token is never sent again nor
-// answered with a remembered pair. Why, and what n8n does around it: docs/design.md, "Rotation".
+// single flight per token in this process, the pair handed to n8n by the one caller that ran the
+// exchange only, a spent or refused token never sent again nor answered with a remembered pair. Why, and what n8n does around it: docs/design.md, "Rotation".
 // Tokens are only held as SHA-256 hashes here, never logged or put in errors.
 import { createHash } from 'crypto';
 import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } from 'n8n-workflow';
@@ -92,7 +92,7 @@ export async function exchangeRefreshToken(
 
 	const hash = tokenHash(settings, refreshToken);
 	const pending = inFlight.get(hash);
-	if (pending) return await shared(pending);
+	if (pending) return await joined(pending, settings, hash);
 
 	const refusedAt = refused.get(hash);
 	if (refusedAt !== undefined) {
@@ -109,18 +109,34 @@ export async function exchangeRefreshToken(
 		inFlight.delete(hash),
 	);
 	inFlight.set(hash, exchange);
-	return await shared(exchange);
+	return await exchange;
 }
 
-/** Each caller gets its own copy of the pair, or its own copy of the error. */
-async function shared(exchange: Promise<RotatedPair>): Promise<RotatedPair> {
+/**
+ * A caller that came while the exchange of its token was in flight. Only the caller that ran the
+ * exchange hands n8n the pair, so n8n stores it once per rotation (each returned pair is one
+ * UPDATE of the credential row, and a slow row holds n8n's database connections); this one gets
+ * the spent-token failure, and the transport repeats its request once the stored credential has
+ * moved on. A failed exchange fails it alike, each caller with its own copy of the error.
+ */
+async function joined(
+	exchange: Promise<RotatedPair>,
+	settings: ConnectionSettings,
+	hash: string,
+): Promise<never> {
 	try {
-		return { ...(await exchange) };
+		await exchange;
 	} catch (error) {
 		throw authFailure(
 			authFailureOf(error) ?? { kind: 'unavailable', message: (error as Error).message },
 		);
 	}
+	throw deadTokenFailure(
+		'stale',
+		staleCredential(settings),
+		hash,
+		spent.get(hash) ?? clock().now(),
+	);
 }
 
 function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) {
