@@ -251,11 +251,23 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		).toHaveLength(0);
 	});
 
+	/** How many UPDATEs of the credential's row the slow store has seen (counted as they start). */
+	async function credentialUpdates(credentialId: string): Promise<number> {
+		const rows = await stack.postgres.sql(
+			`SELECT count(*) AS n FROM lp_credential_updates WHERE credential_id = '${credentialId}';`,
+		);
+		return Number(String(rows).trim().split(/\s+/).pop());
+	}
+
 	/** Every UPDATE of n8n's credentials table waits 2.5 s: what a loaded machine or a remote database does. */
 	async function slowCredentialStore<T>(body: () => Promise<T>): Promise<T> {
 		await stack.postgres.sql(`
+			CREATE TABLE IF NOT EXISTS lp_credential_updates (credential_id text, at timestamptz DEFAULT clock_timestamp());
 			CREATE OR REPLACE FUNCTION lp_slow_credential_update() RETURNS trigger AS $$
-			BEGIN PERFORM pg_sleep(2.5); RETURN NEW; END $$ LANGUAGE plpgsql;
+			BEGIN
+				INSERT INTO lp_credential_updates (credential_id) VALUES (NEW.id);
+				PERFORM pg_sleep(2.5); RETURN NEW;
+			END $$ LANGUAGE plpgsql;
 			DROP TRIGGER IF EXISTS lp_slow_credential_update ON credentials_entity;
 			CREATE TRIGGER lp_slow_credential_update BEFORE UPDATE ON credentials_entity
 				FOR EACH ROW EXECUTE FUNCTION lp_slow_credential_update();`);
@@ -283,6 +295,7 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			let seen = new Set((await executionsOf(rotWorkflow)).map((e) => String(e.id)));
 			for (let run = 1; run <= 5; run++) {
 				const before = await control().auth(user.username);
+				const updatesBefore = await credentialUpdates(rotCred);
 				await control().expireApiKey(user.username);
 				const started = Date.now();
 				const answers = await Promise.all(Array.from({ length: 40 }, () => callRotationHook()));
@@ -299,6 +312,7 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				const entry = {
 					run,
 					ms,
+					credentialWrites: (await credentialUpdates(rotCred)) - updatesBefore,
 					exchanges: after.exchanges - before.exchanges,
 					refusedExchanges: after.failed_exchanges - before.failed_exchanges,
 					failed: failed.length,
@@ -323,6 +337,9 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 				// At least one exchange (the key had expired); one per process at most that raced.
 				expect(entry.exchanges).toBeGreaterThanOrEqual(1);
 				expect(entry.exchanges).toBeLessThanOrEqual(stack.workers.length);
+				// one stored pair per exchange (only the caller that ran it hands n8n the pair), so
+				// no queue of UPDATEs holds n8n's two database connections
+				expect(entry.credentialWrites).toBe(entry.exchanges);
 
 				// The stored credential works afterwards: one more execution, no new exchange.
 				const check = await callRotationHook();

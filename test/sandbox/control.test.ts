@@ -218,9 +218,12 @@ describe('state file', () => {
 
 describe('command line', () => {
 	it('prints base URL, tenancy, username, a live refresh token and SANDBOX_READY; exits cleanly on SIGTERM', async () => {
+		// tsx's loader inside this node process, not tsx's CLI: the CLI is a wrapper that relays the
+		// signal and exits 143 itself when the program is slow to confirm, so its exit code would
+		// not be the sandbox's
 		const child = spawn(
 			process.execPath,
-			[require.resolve('tsx/cli'), 'sandbox/cli.ts', '--port', '0', '--quiet', '--rate-limit', '7'],
+			['--import', 'tsx', 'sandbox/cli.ts', '--port', '0', '--quiet', '--rate-limit', '7'],
 			{
 				cwd: join(__dirname, '..', '..'),
 				stdio: ['ignore', 'pipe', 'pipe'],
