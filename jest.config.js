@@ -1,6 +1,8 @@
-// Two projects: `integration` talks to the sandbox API on loopback through n8n-core's real
+// Three projects: `sandbox` tests the API simulator itself (its contract with the spec, its
+// readings and faults), apart from the package's tests so its counts never pass for the package's;
+// `integration` runs the package against the sandbox on loopback through n8n-core's real
 // execution code; `e2e` drives a real n8n process with the packed package installed (run it
-// with --runInBand: its files share one machine's ports and CPU). scripts/run-tests.js runs both.
+// with --runInBand: its files share one machine's ports and CPU). scripts/run-tests.js runs all.
 const tsJest = ['ts-jest', { tsconfig: 'tsconfig.check.json', diagnostics: false }];
 
 /** @type {import('jest').Config} */
@@ -9,11 +11,18 @@ module.exports = {
 	testTimeout: 60_000,
 	projects: [
 		{
+			displayName: 'sandbox',
+			testEnvironment: 'node',
+			transform: { '^.+\\.ts$': tsJest },
+			testMatch: ['<rootDir>/test/sandbox/**/*.test.ts'],
+			setupFiles: ['<rootDir>/test/support/setupClock.ts'],
+		},
+		{
 			displayName: 'integration',
 			testEnvironment: 'node',
 			transform: { '^.+\\.ts$': tsJest },
 			testMatch: ['<rootDir>/test/**/*.test.ts'],
-			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/'],
+			testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/e2e/', '<rootDir>/test/sandbox/'],
 			setupFiles: ['<rootDir>/test/support/setupClock.ts'],
 		},
 		{

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The README's test command. First the release gates (`npm run lint`: n8n-node lint, the
 // tooling lint, prettier, the type check, n8n's scanner on the source and on the packed
-// tarball) and the build; then both jest projects (integration, then e2e in band), each run even
+// tarball) and the build; then the jest projects (the sandbox's own tests, integration, then e2e in band), each run even
 // when an earlier step failed so one run shows every problem. Prints one closing line
 // `N passed, N failed` that CI reads (skipped tests, if any, on the line before): a failed gate counts as a failure, and a run that
 // executed no test shows `0 passed` rather than a green summary.
@@ -22,11 +22,20 @@ const versions = require('./n8n/versions.json');
 // `matrixSuites`: the packed package loads and runs, every action operation, the error wording,
 // both triggers, the tools for AI agents and MCP, rotation.
 const subset = `test/e2e/(${versions.matrixTests.join('|')})\\.test\\.ts$`;
+// `of`: whose tests they are. The sandbox's own tests prove the simulator, not the package, so
+// they are counted apart (and both in the closing line).
 const runs = [
-	{ project: 'integration', label: 'integration', args: ['--maxWorkers=2'] },
-	{ project: 'e2e', label: `e2e on n8n ${versions.pinned}`, args: ['--runInBand'] },
+	{
+		project: 'sandbox',
+		of: 'sandbox',
+		label: "sandbox (the API simulator's own tests)",
+		args: ['--maxWorkers=2'],
+	},
+	{ project: 'integration', of: 'package', label: 'integration', args: ['--maxWorkers=2'] },
+	{ project: 'e2e', of: 'package', label: `e2e on n8n ${versions.pinned}`, args: ['--runInBand'] },
 	...versions.matrix.map((version) => ({
 		project: 'e2e',
+		of: 'package',
 		label: `e2e on n8n ${version} (${[...versions.matrixSuites, ...versions.matrixTests.filter((t) => t !== 'instance')].join(', ')})`,
 		output: `e2e-n8n-${version}`,
 		args: ['--runInBand', '--testPathPattern', subset],
@@ -35,6 +44,7 @@ const runs = [
 ];
 
 const total = { passed: 0, failed: 0, skipped: 0 };
+const byOwner = { package: { passed: 0, failed: 0 }, sandbox: { passed: 0, failed: 0 } };
 let exitCode = 0;
 
 // The n8n installs (about 4 minutes each on a fresh machine, mostly download and unpacking) run in
@@ -70,7 +80,7 @@ for (const gate of ['lint', 'build']) {
 		exitCode = 1;
 	}
 }
-for (const { project, label, output, args, env } of runs) {
+for (const { project, of, label, output, args, env } of runs) {
 	const outputFile = path.join(resultsDir, `${output ?? project}.json`);
 	fs.rmSync(outputFile, { force: true });
 	const started = Date.now();
@@ -99,6 +109,8 @@ for (const { project, label, output, args, env } of runs) {
 	).length;
 	total.passed += report.numPassedTests;
 	total.failed += report.numFailedTests + failedSuites;
+	byOwner[of].passed += report.numPassedTests;
+	byOwner[of].failed += report.numFailedTests + failedSuites;
 	total.skipped += report.numPendingTests + report.numTodoTests;
 	console.log(
 		`[run-tests] ${label}: ${report.numPassedTests} passed, ${report.numFailedTests + failedSuites} failed in ${Math.round((Date.now() - started) / 1000)} s`,
@@ -108,5 +120,7 @@ for (const { project, label, output, args, env } of runs) {
 fs.writeFileSync(path.join(resultsDir, 'summary.json'), JSON.stringify(total));
 if (total.passed === 0) exitCode = 1;
 if (total.skipped > 0) console.log(`[run-tests] ${total.skipped} skipped`);
+for (const [owner, counts] of Object.entries(byOwner))
+	console.log(`[run-tests] the ${owner}'s tests: ${counts.passed} passed, ${counts.failed} failed`);
 console.log(`${total.passed} passed, ${total.failed} failed`);
 process.exit(exitCode);
