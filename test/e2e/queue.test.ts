@@ -27,6 +27,7 @@ import {
 } from '../../scripts/n8n';
 import { REFUSAL_SETTLE_MS } from '../../nodes/shared/transport/refusal';
 import { landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
+import { waitFor } from '../sandbox/helpers';
 
 jest.setTimeout(900_000);
 
@@ -193,8 +194,19 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		// minute in the main process. Records created now arrive with the next poll.
 		await stack.client.activate(pollWorkflow);
 		pollActivatedAt = Date.now();
-		// Past the baseline's second (feed timestamps have whole seconds).
-		await sleep(1500);
+		// Feed timestamps have whole seconds: batch A starts in a second after the one of the
+		// baseline poll's read (as the sandbox logged it), so the baseline cannot cover it.
+		const baselineRead = await waitFor(
+			async () =>
+				(
+					await control().requests({ username: users.get(pollCred)!.username, path: 'completions' })
+				).at(-1),
+			60_000,
+			"the activation poll's feed read",
+			200,
+		);
+		const nextSecond = Math.floor(Date.parse(baselineRead.at) / 1000) * 1000 + 1000;
+		await sleep(Math.max(0, nextSecond - Date.now()));
 		generated.a = await generate(batchA);
 	}, 900_000);
 
@@ -499,12 +511,25 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		);
 		generated.b = await generate(batchB);
 		const afterB = await waitAllEmitted([...generated.a, ...generated.b], 130_000);
-		// One more poll once everything is emitted: nothing new, so no execution.
-		const pollsAfterB = await feedPolls();
-		const deadline = Date.now() + 130_000;
-		while ((await feedPolls()) <= pollsAfterB && Date.now() < deadline) await sleep(2000);
-		expect(await feedPolls()).toBeGreaterThan(pollsAfterB);
-		await sleep(3000);
+		// One more poll once everything is emitted: nothing new, so no execution. The marker that
+		// it ran and that any execution of it is stored: the poll after it has read the feed too
+		// (polls come a minute apart; one poll's pages come together).
+		const readTimes = async () =>
+			(await control().requests({ username: user.username, path: 'completions' })).map((r) =>
+				Date.parse(r.at),
+			);
+		const emittedAt = Math.max(...(await readTimes()));
+		await waitFor(
+			async () => {
+				const later = (await readTimes()).filter((at) => at > emittedAt);
+				return later.length > 0 && Math.max(...later) - Math.min(...later) > 30_000
+					? true
+					: undefined;
+			},
+			200_000,
+			'two polls after batch B was emitted',
+			2000,
+		);
 		const final = await emitted();
 		expect(final.map((r) => r.id).sort()).toEqual(afterB.map((r) => r.id).sort());
 		// Batch B was created after batch A had been emitted, so it came in a later execution: the
