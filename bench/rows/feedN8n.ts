@@ -295,7 +295,7 @@ export async function run(): Promise<RowResult> {
 			id: 'bench-lp',
 			name: LP_NODE,
 			type: 'n8n-nodes-learning-platform.learningPlatform',
-			typeVersion: 1.1,
+			typeVersion: 1,
 			parameters: {
 				resource: 'completion',
 				operation: 'getMany',
@@ -473,7 +473,7 @@ export async function run(): Promise<RowResult> {
 				runs: RUNS,
 				sandboxRateLimitPerMinute: RATE_LIMIT,
 				workflow:
-					'Webhook (POST, lastNode, noData) → Completion Get Many, Return All, Simplify off, no options (typeVersion 1.1)',
+					'Webhook (POST, lastNode, noData) → Completion Get Many, Return All, Simplify off, no options',
 				saveDataSuccessExecution: 'all',
 				walkTime: "the node's executionTime in the stored run data",
 			},

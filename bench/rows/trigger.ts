@@ -105,7 +105,7 @@ async function realN8nReceiver(): Promise<Receiver> {
 				id: 'bench-trigger-node',
 				name: TRIGGER_NAME,
 				type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
-				typeVersion: 1.1,
+				typeVersion: 2,
 				position: [0, 0],
 				webhookId: 'b7c1e2d3-0000-4000-8000-00000000b001',
 				parameters: { event: EVENT },

@@ -7,7 +7,7 @@
  *
  * Three active workflows, each subscribed by its own API user to its own event (one simulated
  * event reaches one receiver), each with a signing key and a token:
- * - T: Learning Platform Trigger (typeVersion 1.2, defaults) → No-Op, `Completion_created`;
+ * - T: Learning Platform Trigger (defaults) → No-Op, `Completion_created`;
  * - W: n8n's Webhook node (POST, answers when received, like the trigger) → No-Op, `Completion_updated`;
  * - C: the hand-built chain, `Completion_archived`.
  * Bodies are the same but for the event name: `{event, payload: {bench_phase, bench_seq,
@@ -525,11 +525,11 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			},
 		]);
 		const workflowOf: Record<Receiver, string> = {
-			// typeVersion 1.2 with its defaults: what a new node gets (recovery of missed deliveries on)
+			// at its defaults, as a node is added (recovery of missed deliveries on)
 			trigger: await workflow(client, 'bench: trigger at scale', {
 				name: TRIGGER_NODE,
 				type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
-				typeVersion: 1.2,
+				typeVersion: 2,
 				webhookId: randomUUID(),
 				parameters: { event: EVENT_OF.trigger },
 				credentials: { learningPlatformApi: { id: credentialId, name: 'Bench scale' } },
@@ -763,7 +763,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				workerConcurrency: 10,
 				webhookProcesses: 2,
 				webhookRouting,
-				triggerTypeVersion: 1.2,
+				triggerTypeVersion: 2,
 				chainWorkflow: 'bench/workflows/hand-built-chain.json',
 				delivery:
 					'sandbox defaults: concurrent, 5 s time-out, 3 attempts, back-off 200 ms doubling; every 5th first answer dropped',

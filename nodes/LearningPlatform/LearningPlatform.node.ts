@@ -7,7 +7,7 @@ import type {
 import { NodeConnectionTypes } from 'n8n-workflow';
 
 import { router } from './actions/router';
-import { versionProperties } from './actions/versionDescription';
+import { properties } from './actions/description';
 import { searchWebhookLogs, searchWebhooks } from './methods/listSearch';
 import { getEvents } from '../shared/methods';
 import { testLearningPlatformCredential } from '../shared/transport';
@@ -18,9 +18,7 @@ export class LearningPlatform implements INodeType {
 		name: 'learningPlatform',
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['input'],
-		// 1.1: Simplify on by default (see nodes/shared/descriptions.ts)
-		version: [1, 1.1],
-		defaultVersion: 1.1,
+		version: 1,
 		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
 		description:
 			'Read learning records (activity completions, attendance, content, the completions change feed), create bookmarks and manage webhook subscriptions of a learning platform',
@@ -33,7 +31,7 @@ export class LearningPlatform implements INodeType {
 		credentials: [
 			{ name: 'learningPlatformApi', required: true, testedBy: 'learningPlatformApiTest' },
 		],
-		properties: versionProperties,
+		properties,
 	};
 
 	methods = {

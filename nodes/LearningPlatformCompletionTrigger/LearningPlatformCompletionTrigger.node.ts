@@ -7,7 +7,7 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes } from 'n8n-workflow';
 
-import { feedFilters, feedOptions, simplifyProperties } from '../shared/descriptions';
+import { feedFilters, feedOptions, simplifyProperty } from '../shared/descriptions';
 import {
 	formatFeedTimestamp,
 	toFeedTimestamp,
@@ -18,7 +18,6 @@ import {
 	walkFeed,
 	enabledFlags,
 	parseId,
-	simplifyDefault,
 	simplifyRecords,
 } from '../shared/helpers';
 import type { FeedFilters } from '../shared/helpers';
@@ -157,9 +156,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			dark: 'file:learningPlatformCompletion.dark.svg',
 		},
 		group: ['trigger'],
-		// 1.1: Simplify on by default (see nodes/shared/descriptions.ts)
-		version: [1, 1.1],
-		defaultVersion: 1.1,
+		version: 1,
 		subtitle: 'Completions feed',
 		description:
 			'Checks the completions feed on a schedule and starts the workflow with each new or changed completion. Needs no public URL; reacts within the poll interval. For instant events of every kind, use the Learning Platform Trigger.',
@@ -224,7 +221,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 				},
 			]),
 			feedOptions(),
-			...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
+			simplifyProperty(COMPLETION_SIMPLIFIED_FIELDS),
 		],
 	};
 
@@ -236,10 +233,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 
 	async poll(this: IPollFunctions): Promise<INodeExecutionData[][] | null> {
 		const settings = readSettings.call(this);
-		const simplify = this.getNodeParameter(
-			'simple',
-			simplifyDefault(this.getNode().typeVersion),
-		) as boolean;
+		const simplify = this.getNodeParameter('simple', true) as boolean;
 		const output = (records: IDataObject[]) =>
 			this.helpers.returnJsonArray(
 				simplify ? simplifyRecords(records, COMPLETION_SIMPLIFIED_FIELDS) : records,

@@ -41,21 +41,13 @@ function triggerOptions(this: IHookFunctions | IWebhookFunctions): TriggerOption
 	return this.getNodeParameter('options', {}) as TriggerOptions;
 }
 
-/** From 1.2 missed deliveries are recovered unless turned off; before, only when turned on. */
-const RECOVERS_BY_DEFAULT_FROM = 1.2;
-
+/** Missed deliveries are recovered unless turned off; never for "Listen for test event". */
 function recovers(this: IHookFunctions | IWebhookFunctions): boolean {
-	if (this.getMode() === 'manual') return false;
-	const byDefault = this.getNode().typeVersion >= RECOVERS_BY_DEFAULT_FROM;
-	return triggerOptions.call(this).recoverMissedDeliveries ?? byDefault;
+	return this.getMode() !== 'manual' && (triggerOptions.call(this).recoverMissedDeliveries ?? true);
 }
 
-/** Before 1.2, recovery also kept the subscription while inactive; from 1.2 that is its own option. */
 function keepsSubscriptionWhileInactive(this: IHookFunctions): boolean {
-	const options = triggerOptions.call(this);
-	if (this.getNode().typeVersion >= RECOVERS_BY_DEFAULT_FROM)
-		return options.keepSubscriptionWhileInactive === true;
-	return options.recoverMissedDeliveries === true;
+	return triggerOptions.call(this).keepSubscriptionWhileInactive === true;
 }
 
 function reject(
@@ -124,12 +116,10 @@ export class LearningPlatformTrigger implements INodeType {
 		name: 'learningPlatformTrigger',
 		icon: { light: 'file:learningPlatform.svg', dark: 'file:learningPlatform.dark.svg' },
 		group: ['trigger'],
-		// 1.1 behaves as 1. n8n evaluates an expression for every delivery to a start node of
-		// typeVersion 1 (docs/webhook-throughput.md), which under its VM engine costs an isolate.
-		// 1.2 recovers missed deliveries by default; keeping the subscription while inactive is
-		// its own option (CHANGELOG.md).
-		version: [1, 1.1, 1.2],
-		defaultVersion: 1.2,
+		// Not 1: n8n evaluates an expression for every delivery to a webhook start node of
+		// typeVersion 1 (its Webhook node's old binaryData option), which under its VM engine costs
+		// an isolate per delivery (docs/webhook-throughput.md). At 2 it evaluates none.
+		version: 2,
 		// "Course completion created" on the canvas, not the cut-off Events\Courses\Completion_...
 		subtitle: friendlyEventSubtitle('event'),
 		description:
@@ -202,7 +192,6 @@ export class LearningPlatformTrigger implements INodeType {
 						name: 'keepSubscriptionWhileInactive',
 						type: 'boolean',
 						default: false,
-						displayOptions: { show: { '@version': [{ _cnd: { gte: RECOVERS_BY_DEFAULT_FROM } }] } },
 						description:
 							'Whether deactivating the workflow keeps its subscription at the platform, so the completions made while it is off are delivered (once each) when it is activated again. The subscription keeps counting towards the 100 the API key may have; delete it with the Learning Platform node (Webhook → Delete) if the workflow is deleted while inactive.',
 					},
@@ -211,18 +200,8 @@ export class LearningPlatformTrigger implements INodeType {
 						name: 'recoverMissedDeliveries',
 						type: 'boolean',
 						default: true,
-						displayOptions: { show: { '@version': [{ _cnd: { gte: RECOVERS_BY_DEFAULT_FROM } }] } },
 						description:
 							'Whether to have the platform send again the deliveries it could not make while n8n was down or unreachable (up to a day back), so each still runs the workflow once. Checked on activation, on the first delivery after n8n starts, and every 15 minutes while active.',
-					},
-					{
-						displayName: 'Recover Missed Deliveries',
-						name: 'recoverMissedDeliveries',
-						type: 'boolean',
-						default: true,
-						displayOptions: { show: { '@version': [1, 1.1] } },
-						description:
-							'Whether to have the platform send again the deliveries it could not make while n8n was down or this workflow was inactive (up to a day back), so each still runs the workflow once. Checked on activation and on the first delivery after n8n starts. Deactivating then keeps the subscription, so the platform logs what it could not deliver: to remove it, turn this off before deactivating, or delete it with the Learning Platform node (Webhook → Delete).',
 					},
 					{
 						displayName: 'Reject Deliveries Older Than (Minutes)',

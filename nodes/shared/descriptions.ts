@@ -3,31 +3,21 @@
 // `updateDisplayOptions` copies a field before adding displayOptions, so one object serves all.
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
-import { triggerEventOptions, SIMPLIFY_VERSION } from './helpers';
+import { triggerEventOptions } from './helpers';
 
 export const FEED_DOCS_LINK =
 	'<a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>';
 
-/**
- * The Simplify parameter (`simple`): off by default on version 1, which predates it, so saved
- * workflows keep their output; on from 1.1.
- */
-export function simplifyProperties(keptFields: readonly string[]): INodeProperties[] {
-	const simplify: INodeProperties = {
+/** The Simplify parameter (`simple`), on by default: records keep only `keptFields`. */
+export function simplifyProperty(keptFields: readonly string[]): INodeProperties {
+	return {
 		displayName: 'Simplify',
 		name: 'simple',
 		type: 'boolean',
 		default: true,
 		description: 'Whether to return a simplified version of the response instead of the raw data',
 		hint: `Simplified records keep only: ${keptFields.join(', ')}`,
-		displayOptions: { show: { '@version': [{ _cnd: { gte: SIMPLIFY_VERSION } }] } },
 	};
-	const simplifyV1: INodeProperties = {
-		...simplify,
-		default: false,
-		displayOptions: { show: { '@version': [1] } },
-	};
-	return [simplifyV1, simplify];
 }
 
 /** The content types as the bookmark, the content report and the completions feed take them. */

@@ -120,7 +120,7 @@ const WEBHOOK_PROCESS_ENV = {
  * with `webhookSettings: 'recommended'`. Under n8n's default (`N8N_EXPRESSION_ENGINE=vm`) every
  * webhook request whose start node is not n8n's own Webhook node takes a fresh V8 isolate up front
  * (webhooks/live-webhooks.js), about 100 ms of CPU; with lazy acquisition it is made only when an
- * expression is evaluated, and the trigger's typeVersion 1.1 evaluates none on that path.
+ * expression is evaluated, and the trigger (typeVersion 2, not 1) evaluates none on that path.
  */
 export const RECOMMENDED_WEBHOOK_PROCESS_ENV: Readonly<Record<string, string>> = {
 	N8N_EXPRESSION_ENGINE_LAZY_ACQUIRE: 'true',

@@ -33,6 +33,13 @@ export const TYPES = {
 	credential: 'learningPlatformApi',
 } as const;
 
+/** The typeVersion of each of the package's nodes (each has one); other nodes default to 1. */
+const TYPE_VERSIONS: Record<string, number> = {
+	[TYPES.action]: 1,
+	[TYPES.trigger]: 2,
+	[TYPES.poll]: 1,
+};
+
 /**
  * The parts of the package the e2e files exercise. Each must exist: a renamed or missing node
  * file fails the suite at load (counted as a failed suite), never skips it.
@@ -136,7 +143,7 @@ export function linearWorkflow(id: string, name: string, specs: NodeSpec[]): Wor
 		id: `${id}-${index}`,
 		name: spec.name,
 		type: spec.type,
-		typeVersion: spec.typeVersion ?? 1,
+		typeVersion: spec.typeVersion ?? TYPE_VERSIONS[spec.type] ?? 1,
 		position: [index * 220, 0],
 		parameters: spec.parameters ?? {},
 		...(spec.webhookId ? { webhookId: spec.webhookId } : {}),

@@ -19,7 +19,7 @@
 //    again: one execution each.
 // c. Every n8n process stopped while completions happen and the platform's retries run out, then
 //    started again on the same database: one execution each, for that workflow and for a second
-//    one whose trigger keeps every default (missed deliveries are recovered by default from 1.2).
+//    one whose trigger keeps every default (missed deliveries are recovered by default).
 // b and c run under both readings of the platform's delivery log (the sandbox's `deliveryLog`:
 // one entry per delivery counting `tries`, or one entry per attempt). In b and c one more
 // completion happens after n8n is back, as in real life (a recovery may be set off by activation,
@@ -285,7 +285,6 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 						{
 							name: TRIGGER,
 							type: TYPES.trigger,
-							typeVersion: 1.2,
 							credentialId,
 							webhookId,
 							parameters: { event: EVENT, options },

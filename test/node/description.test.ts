@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 
 import { LearningPlatform } from '../../nodes/LearningPlatform/LearningPlatform.node';
+import { LearningPlatformCompletionTrigger } from '../../nodes/LearningPlatformCompletionTrigger/LearningPlatformCompletionTrigger.node';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import * as events from '../../nodes/shared/helpers/events';
 
@@ -47,6 +48,18 @@ test('resources and operations are exactly the public interface the README docum
 				.sort(),
 		).toEqual([...operations].sort());
 	}
+});
+
+test('each node has one typeVersion: 1, the webhook trigger 2 (n8n evaluates an expression for every delivery to a webhook start node of typeVersion 1)', () => {
+	expect(description.version).toBe(1);
+	expect(new LearningPlatformCompletionTrigger().description.version).toBe(1);
+	expect(new LearningPlatformTrigger().description.version).toBe(2);
+	for (const node of [
+		new LearningPlatform(),
+		new LearningPlatformCompletionTrigger(),
+		new LearningPlatformTrigger(),
+	])
+		expect(node.description.defaultVersion).toBeUndefined();
 });
 
 test('every operation has an action and a description a model can read', () => {

@@ -57,7 +57,7 @@ describe('toFeedTimestamp', () => {
 		id: 'n1',
 		name: 'Learning Platform',
 		type: 'n8n-nodes-learning-platform.learningPlatform',
-		typeVersion: 1.1,
+		typeVersion: 1,
 		position: [0, 0],
 		parameters: {},
 	};

@@ -21,7 +21,7 @@ export interface NodeTestContext {
 	username: string;
 	run(
 		parameters: IDataObject,
-		options?: { items?: INodeExecutionData[]; continueOnFail?: boolean; typeVersion?: number },
+		options?: { items?: INodeExecutionData[]; continueOnFail?: boolean },
 	): Promise<ExecuteNodeResult>;
 	load<T = unknown>(
 		method: string,
@@ -58,7 +58,6 @@ export async function setUpNodeTests(
 				items: runOptions.items ?? [{ json: {} }],
 				credentials,
 				continueOnFail: runOptions.continueOnFail ?? false,
-				typeVersion: runOptions.typeVersion,
 			}),
 		load: async <T>(
 			method: string,

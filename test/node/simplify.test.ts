@@ -1,6 +1,6 @@
 /**
- * Simplify (node version 1.1 of the Learning Platform node and of the Completion Trigger): records
- * keep only a few fields when on; version 1 keeps its full output unless Simplify is switched on.
+ * Simplify (the Learning Platform node and the Completion Trigger): records keep only a few fields
+ * when on, as by default; off, they are output as the API sends them.
  * Runs the nodes through n8n-core against the sandbox, like the other node tests.
  */
 import type { IDataObject, INodeProperties } from 'n8n-workflow';
@@ -58,27 +58,17 @@ describe('description', () => {
 				(operation === undefined || p.displayOptions?.show?.operation?.includes(operation)),
 		);
 
-	test('both nodes are versions [1, 1.1], new nodes get 1.1', () => {
-		for (const node of [new LearningPlatform(), new LearningPlatformCompletionTrigger()]) {
-			expect(node.description.version).toEqual([1, 1.1]);
-			expect(node.description.defaultVersion).toBe(1.1);
-		}
-	});
-
-	test('Simplify: off by default on version 1, on from 1.1, on the four record operations and the trigger', () => {
+	test('Simplify: one field, on by default, on the four record operations and the trigger', () => {
 		const { properties } = new LearningPlatform().description;
 		for (const operation of ['getActivityCompletions', 'getAttendance', 'getContent', 'getMany']) {
 			const entries = simplifyEntries(properties, operation);
-			expect(entries.map((e) => [e.default, e.displayOptions?.show?.['@version']])).toEqual([
-				[false, [1]],
-				[true, [{ _cnd: { gte: 1.1 } }]],
-			]);
-			expect(entries.every((e) => e.type === 'boolean' && e.displayName === 'Simplify')).toBe(true);
+			expect(entries).toHaveLength(1);
+			expect(entries[0]).toMatchObject({ type: 'boolean', displayName: 'Simplify', default: true });
 		}
 		// only those operations
-		expect(simplifyEntries(properties).length).toBe(8);
+		expect(simplifyEntries(properties).length).toBe(4);
 		const trigger = simplifyEntries(new LearningPlatformCompletionTrigger().description.properties);
-		expect(trigger.map((e) => e.default)).toEqual([false, true]);
+		expect(trigger.map((e) => e.default)).toEqual([true]);
 	});
 
 	test('the helper keeps the listed fields in order and omits absent ones', () => {
@@ -101,22 +91,19 @@ describe('description', () => {
 });
 
 describe('Completion → Get Many', () => {
-	test('version 1 without the parameter (an existing workflow) outputs full records, as before', async () => {
-		const v1 = await t.run(feed, { typeVersion: 1 });
+	test('Simplify off outputs full records', async () => {
 		const full = await t.run({ ...feed, simple: false });
-		expect(v1.error).toBeUndefined();
-		expect(json(v1)).toEqual(json(full));
-		expect([...keysOf(json(v1))]).toEqual(
+		expect(full.error).toBeUndefined();
+		expect([...keysOf(json(full))]).toEqual(
 			expect.arrayContaining(['userid', 'certificateid', 'timeenrolled', 'expiry']),
 		);
 	});
 
-	test('version 1.1 by default, and version 1 with Simplify on: who, what, status, when', async () => {
+	test('by default, as with Simplify on: who, what, status, when', async () => {
 		const full = json(await t.run({ ...feed, simple: false }));
-		const v11 = json(await t.run(feed));
-		const v1on = json(await t.run({ ...feed, simple: true }, { typeVersion: 1 }));
-		expectSimplified(v11, full, COMPLETION_SIMPLIFIED_FIELDS);
-		expect(v1on).toEqual(v11);
+		const byDefault = json(await t.run(feed));
+		expectSimplified(byDefault, full, COMPLETION_SIMPLIFIED_FIELDS);
+		expect(json(await t.run({ ...feed, simple: true }))).toEqual(byDefault);
 	});
 
 	test('the sync state item is not simplified', async () => {
@@ -128,15 +115,14 @@ describe('Completion → Get Many', () => {
 });
 
 describe('reports', () => {
-	test('Get Content: full on version 1, simplified on 1.1', async () => {
+	test('Get Content: simplified by default, full with Simplify off', async () => {
 		const parameters = { resource: 'report', operation: 'getContent' };
-		const v1 = await t.run(parameters, { typeVersion: 1 });
-		expect(v1.error).toBeUndefined();
-		expect(json(v1)).toEqual(json(await t.run({ ...parameters, simple: false })));
-		expectSimplified(json(await t.run(parameters)), json(v1), getContent.report.simplifiedFields);
+		const full = await t.run({ ...parameters, simple: false });
+		expect(full.error).toBeUndefined();
+		expectSimplified(json(await t.run(parameters)), json(full), getContent.report.simplifiedFields);
 	});
 
-	test('Get Activity Completions and Get Attendance: simplified on 1.1', async () => {
+	test('Get Activity Completions and Get Attendance: simplified by default', async () => {
 		const activity = {
 			resource: 'report',
 			operation: 'getActivityCompletions',
@@ -144,7 +130,7 @@ describe('reports', () => {
 		};
 		expectSimplified(
 			json(await t.run(activity)),
-			json(await t.run(activity, { typeVersion: 1 })),
+			json(await t.run({ ...activity, simple: false })),
 			getActivityCompletions.report.simplifiedFields,
 		);
 		const attendance = {
@@ -154,7 +140,7 @@ describe('reports', () => {
 		};
 		expectSimplified(
 			json(await t.run(attendance)),
-			json(await t.run(attendance, { typeVersion: 1 })),
+			json(await t.run({ ...attendance, simple: false })),
 			getAttendance.report.simplifiedFields,
 		);
 	});
@@ -170,19 +156,17 @@ describe('reports', () => {
 });
 
 describe('Completion Trigger', () => {
-	const poll = async (parameters: IDataObject, typeVersion?: number) => {
+	const poll = async (parameters: IDataObject) => {
 		const { items } = await runPoll(new LearningPlatformCompletionTrigger(), {
 			parameters: { startFrom: 'beginning', options: { showSuspended: true }, ...parameters },
 			credentials: t.credentials,
 			staticData: {},
-			typeVersion,
 		});
 		return (items?.[0] ?? []).map((item) => item.json);
 	};
 
-	test('version 1 emits full records as before; 1.1 emits simplified ones', async () => {
-		const v1 = await poll({}, 1);
-		expect(v1).toEqual(await poll({ simple: false }));
-		expectSimplified(await poll({}), v1, COMPLETION_SIMPLIFIED_FIELDS);
+	test('emits simplified records by default, full ones with Simplify off', async () => {
+		const full = await poll({ simple: false });
+		expectSimplified(await poll({}), full, COMPLETION_SIMPLIFIED_FIELDS);
 	});
 });

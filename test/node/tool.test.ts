@@ -35,7 +35,7 @@ function workflowNode(parameters: IDataObject, name = 'Learning Platform tool'):
 		id: 'tool-node',
 		name,
 		type: `${PACKAGE_NAME}.${tool.description.name}`,
-		typeVersion: 1.1,
+		typeVersion: 1,
 		position: [0, 0],
 		parameters: parameters as INode['parameters'],
 	};
@@ -79,7 +79,7 @@ describe('what the model reads about each operation', () => {
 			{ resource: 'bookmark', operation: 'create' },
 			true,
 			false,
-			{ typeVersion: 1.1 } as INode,
+			{ typeVersion: 1 } as INode,
 			new LearningPlatform().description,
 		)!;
 		expect(visible.toolDescription).toBeUndefined();

@@ -228,8 +228,6 @@ export interface RunContextOptions {
 	webhookBaseUrl?: string;
 	nodeName?: string;
 	continueOnFail?: boolean;
-	/** The node's version in the workflow; default: the newest (what n8n gives a node added now) */
-	typeVersion?: number;
 }
 
 function buildWorkflow(nodeType: INodeType, options: RunContextOptions) {
@@ -238,11 +236,9 @@ function buildWorkflow(nodeType: INodeType, options: RunContextOptions) {
 		id: 'node-under-test',
 		name: nodeName,
 		type: `${PACKAGE_NAME}.${nodeType.description.name}`,
-		typeVersion:
-			options.typeVersion ??
-			(Array.isArray(nodeType.description.version)
-				? Math.max(...nodeType.description.version)
-				: nodeType.description.version),
+		typeVersion: Array.isArray(nodeType.description.version)
+			? Math.max(...nodeType.description.version)
+			: nodeType.description.version,
 		position: [0, 0],
 		webhookId: 'a3f2b1c0-0000-4000-8000-000000000001',
 		parameters: (options.parameters ?? {}) as INode['parameters'],

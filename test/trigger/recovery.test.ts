@@ -146,7 +146,7 @@ describe('deactivation', () => {
 			(s) => s.id === subscriptionId && s.deleted_at === null,
 		);
 
-	test('a trigger at its defaults (1.2) removes its subscription, though it recovers missed deliveries', async () => {
+	test('a trigger at its defaults removes its subscription, though it recovers missed deliveries', async () => {
 		const { staticData, subscriptionId } = await subscribed('defaults-deactivate');
 		const atDefaults = { event: COMPLETION_CREATED };
 		const deleted = await runHook(
@@ -158,13 +158,10 @@ describe('deactivation', () => {
 		expect(await liveSubscription(subscriptionId)).toBeUndefined();
 	});
 
-	test('typeVersion 1.1 with "Recover Missed Deliveries" on keeps it, as it always did', async () => {
-		const { staticData, subscriptionId } = await subscribed('keep-1-1');
-		await runHook(trigger, 'delete', {
-			...options(staticData, RECOVER, 'keep-1-1'),
-			typeVersion: 1.1,
-		});
-		expect(await liveSubscription(subscriptionId)).toBeDefined();
+	test('"Recover Missed Deliveries" turned on does not keep it: only "Keep Subscription While Inactive" does', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-deactivate');
+		await runHook(trigger, 'delete', options(staticData, RECOVER, 'recover-deactivate'));
+		expect(await liveSubscription(subscriptionId)).toBeUndefined();
 	});
 
 	test('"Keep Subscription While Inactive" keeps the production subscription, so the platform logs what it cannot deliver', async () => {
@@ -203,15 +200,16 @@ describe('deactivation', () => {
 });
 
 describe('activation', () => {
-	test('of an intact subscription recovers its failed deliveries in the background', async () => {
+	test('of an intact subscription recovers its failed deliveries in the background (on by default)', async () => {
 		const { staticData, subscriptionId } = await subscribed('recover-on-activation');
 		await missedDelivery(subscriptionId);
 		await withAheadClock(async (time) => {
 			time.offset = SETTLE_MS + 1_000;
+			const atDefaults = { event: COMPLETION_CREATED };
 			const exists = await runHook(
 				trigger,
 				'checkExists',
-				options(staticData, RECOVER, 'recover-on-activation'),
+				options(staticData, atDefaults, 'recover-on-activation'),
 			);
 			expect(exists.result).toBe(true); // activation does not wait for the recovery
 			const deadline = Date.now() + 30_000;

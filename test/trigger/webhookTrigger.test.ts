@@ -816,7 +816,7 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 		}
 	});
 
-	test('without the option (existing workflows) an old delivery still runs; a forged send time fails the signature', async () => {
+	test('without the option an old delivery still runs; a forged send time fails the signature', async () => {
 		const old = signedAt(600, 'old-no-option');
 		expect(
 			(await deliver(a, old.headers, old.rawBody, withLimit())).webhookResponse.workflowData?.[0],

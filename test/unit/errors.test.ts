@@ -43,7 +43,7 @@ describe('an HTTP error as each n8n line passes it on', () => {
 		id: '1',
 		name: 'Learning Platform',
 		type: 'n8n-nodes-learning-platform.learningPlatform',
-		typeVersion: 1.1,
+		typeVersion: 1,
 		position: [0, 0] as [number, number],
 		parameters: {},
 	};

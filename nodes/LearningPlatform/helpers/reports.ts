@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
 import { apiFailure, apiRequest, operationFailure, words, clock } from '../../shared/transport';
-import { enabledFlags, simplifyDefault, simplifyRecords } from '../../shared/helpers';
+import { enabledFlags, simplifyRecords } from '../../shared/helpers';
 import { boundedForModel } from './toolOutput';
 
 // The asynchronous reports: submit a request, then poll it by `requestid` until `Complete`. Every
@@ -144,11 +144,7 @@ export async function runReportForItem(
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
 	const qs: IDataObject = { ...Object.fromEntries(given), ...enabledFlags(options, flags) };
 	const records = await runReport.call(this, report, qs, readWaitOptions(options), itemIndex);
-	const simplify = this.getNodeParameter(
-		'simple',
-		itemIndex,
-		simplifyDefault(this.getNode().typeVersion),
-	) as boolean;
+	const simplify = this.getNodeParameter('simple', itemIndex, true) as boolean;
 	// Not waiting and not ready: the `{requestid, status}` item is not a record; pass it on as is.
 	if (isPendingItem(records)) return records;
 	const shaped = simplify ? simplifyRecords(records, report.simplifiedFields) : records;

@@ -1,7 +1,7 @@
 // The core's helpers, used by more than one node: logic without UI. What lives where: dates.ts
 // (the feed's timestamps), events.ts (webhook event names and pickers), feed.ts (the completions
 // feed walker), masking.ts (subscription secrets), parameters.ts (parameter readers),
-// simplify.ts (Simplify's default and field picking).
+// simplify.ts (Simplify's field picking).
 export * from './dates';
 export * from './events';
 export * from './feed';

@@ -11,7 +11,7 @@ import { PACKAGE_NAME, PACKAGE_VERSION } from './version';
 
 export { PACKAGE_NAME, PACKAGE_VERSION };
 
-/** e.g. `n8n-nodes-learning-platform/0.1.0 (n8n)` */
+/** e.g. `n8n-nodes-learning-platform/1.0.0 (n8n)` */
 export const USER_AGENT = `${PACKAGE_NAME}/${PACKAGE_VERSION} (n8n)`;
 
 /**

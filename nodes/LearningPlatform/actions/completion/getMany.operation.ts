@@ -8,7 +8,6 @@ import {
 	enabledFlags,
 	optionalId,
 	readLimit,
-	simplifyDefault,
 	simplifyRecords,
 } from '../../../shared/helpers';
 import type { FeedFilters } from '../../../shared/helpers';
@@ -18,13 +17,13 @@ import {
 	FEED_DOCS_LINK,
 	feedFilters,
 	feedOptions,
-	simplifyProperties,
+	simplifyProperty,
 } from '../../../shared/descriptions';
 import { returnAllAndLimit } from '../common.descriptions';
 
 export const description: INodeProperties[] = [
 	...returnAllAndLimit,
-	...simplifyProperties(COMPLETION_SIMPLIFIED_FIELDS),
+	simplifyProperty(COMPLETION_SIMPLIFIED_FIELDS),
 	{
 		displayName: 'Updated Since',
 		name: 'updatedSince',
@@ -83,11 +82,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
 	const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
 	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const simplify = this.getNodeParameter(
-		'simple',
-		itemIndex,
-		simplifyDefault(this.getNode().typeVersion),
-	) as boolean;
+	const simplify = this.getNodeParameter('simple', itemIndex, true) as boolean;
 
 	const updatedSince =
 		rawUpdatedSince === '' || rawUpdatedSince === null || rawUpdatedSince === undefined

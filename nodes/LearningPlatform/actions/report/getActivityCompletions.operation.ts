@@ -8,7 +8,7 @@ import {
 	filtersCollection,
 	idFilter,
 	showSuspendedOption,
-	simplifyProperties,
+	simplifyProperty,
 	userFieldsOption,
 } from '../../../shared/descriptions';
 import { toolLimitProperty } from '../../helpers/toolOutput';
@@ -67,7 +67,7 @@ export const description: INodeProperties[] = [
 	]),
 	toolLimitProperty,
 	reportOptions(...flagOptions),
-	...simplifyProperties(report.simplifiedFields),
+	simplifyProperty(report.simplifiedFields),
 ];
 
 export const option = {

@@ -7,7 +7,7 @@ import {
 	contentIdFilter,
 	filtersCollection,
 	showSuspendedOption,
-	simplifyProperties,
+	simplifyProperty,
 	userFieldsOption,
 } from '../../../shared/descriptions';
 import { toolLimitProperty } from '../../helpers/toolOutput';
@@ -46,7 +46,7 @@ export const description: INodeProperties[] = [
 	]),
 	toolLimitProperty,
 	reportOptions(...flagOptions),
-	...simplifyProperties(report.simplifiedFields),
+	simplifyProperty(report.simplifiedFields),
 ];
 
 export const option = {

@@ -6,7 +6,7 @@ import {
 	contentIdFilter,
 	contentTypeFilter,
 	filtersCollection,
-	simplifyProperties,
+	simplifyProperty,
 } from '../../../shared/descriptions';
 import { toolLimitProperty } from '../../helpers/toolOutput';
 import { reportOptions } from './report.descriptions';
@@ -32,7 +32,7 @@ export const description: INodeProperties[] = [
 	]),
 	toolLimitProperty,
 	reportOptions(),
-	...simplifyProperties(report.simplifiedFields),
+	simplifyProperty(report.simplifiedFields),
 ];
 
 export const option = {

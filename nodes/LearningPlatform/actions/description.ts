@@ -29,7 +29,7 @@ const resourceOptions: Record<Resource, Omit<INodePropertyOptions, 'value'>> = {
  * node-level description (name, icon, credentials, usableAsTool...) sits in the node class, where
  * n8n's linters look for it.
  */
-export const versionProperties: INodeProperties[] = [
+export const properties: INodeProperties[] = [
 	{
 		displayName: 'Resource',
 		name: 'resource',
