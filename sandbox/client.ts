@@ -206,6 +206,18 @@ export class SandboxClient {
 			{ completionId },
 		);
 	}
+	/**
+	 * Changes a learner's email, first or last name (fires `Events\Users\Updated`); completion
+	 * payloads rendered afterwards (and `redispatchPayload: current` redispatches) show the new values.
+	 */
+	simulateUserUpdate(
+		userId: number,
+		changes: { email?: string; firstname?: string; lastname?: string },
+	) {
+		return this.call<{
+			user: { id: number; username: string; email: string; firstname: string; lastname: string };
+		}>('POST', '/simulate/user-update', { userId, ...changes });
+	}
 	simulateUserDeletion(userId: number) {
 		return this.call<{ removed: number[] }>('POST', '/simulate/user-deletion', { userId });
 	}

@@ -6,6 +6,8 @@
  * - data change of a record (moves to the feed's tail)           -> Events\Courses\Completion_updated
  * - re-enrolment: the old record is archived and keeps its id, a new record gets a new
  *   completionid                                                -> Completion_archived + Completion_created
+ * - user update (email, first or last name)                     -> Events\Users\Updated
+ *   (no record changes: the feed and completion payloads rendered from now on show the new values)
  * - user deletion / content deletion: records vanish from the feed silently (Users\Deleted fires
  *   for a user; nothing for content)
  * - account merge: the merged user's records are retired and re-issued with new ids under the
@@ -195,6 +197,30 @@ export function simulateUserDeletion(sb: Sandbox, userId: unknown): { removed: n
 	sb.store.dirty();
 	sb.deliveries.dispatch(EVENT.userDeleted, { user: userPayload(l) });
 	return { removed };
+}
+
+/**
+ * A learner's email, first or last name change (at least one given, each a non-empty string):
+ * no record changes or moves in the feed, but everything rendered from the learner from now on
+ * shows the new values. Events\Users\Updated fires.
+ */
+export function simulateUserUpdate(
+	sb: Sandbox,
+	input: { userId?: unknown; email?: unknown; firstname?: unknown; lastname?: unknown },
+): Learner {
+	const l = learnerOf(sb, input.userId ?? -1);
+	const fields = ['email', 'firstname', 'lastname'] as const;
+	const given = fields.filter((f) => input[f] !== undefined);
+	if (!given.length) throw new Invalid('give at least one of email, firstname, lastname');
+	for (const f of given)
+		if (typeof input[f] !== 'string' || (input[f] as string).trim() === '')
+			throw new Invalid(`${f} must be a non-empty string`);
+	if (input.email !== undefined && !(input.email as string).includes('@'))
+		throw new Invalid('email must contain @');
+	for (const f of given) l[f] = input[f] as string;
+	sb.store.dirty();
+	sb.deliveries.dispatch(EVENT.userUpdated, { user: userPayload(l) });
+	return l;
 }
 
 /** Content deletion: its records vanish from the feed silently (no event). */

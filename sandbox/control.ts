@@ -14,19 +14,14 @@ import {
 	simulateRecordChange,
 	simulateReEnrolment,
 	simulateUserDeletion,
+	simulateUserUpdate,
 } from './completions';
-import { CONCRETE_EVENTS } from './events';
+import { CONCRETE_EVENTS, userPayload } from './events';
 import { renderCompletion } from './feed';
 import type { FaultSpec } from './faults';
 import type { Reply, Sandbox } from './http';
 import { json } from './http';
-import {
-	CONFIG_KEYS,
-	DEFAULT_CONFIG,
-	DELIVERY_LOG_READINGS,
-	type DeliveryLogReading,
-	type SandboxConfig,
-} from './store';
+import { ConfigError, patchedConfig, type SandboxConfig } from './store';
 import { isoOffset, isoZ } from './util';
 
 export const CONTROL_PREFIX = '/__sandbox';
@@ -37,30 +32,13 @@ function tokenGrant(sb: Sandbox, username: string) {
 }
 
 function patchConfig(sb: Sandbox, body: Record<string, unknown>): SandboxConfig {
-	const next = { ...sb.store.config };
-	for (const [k, v] of Object.entries(body)) {
-		if (!CONFIG_KEYS.includes(k as keyof SandboxConfig))
-			throw new Invalid(`unknown config key: ${k}`);
-		const key = k as keyof SandboxConfig;
-		if (key === 'deliveryLog') {
-			if (!DELIVERY_LOG_READINGS.includes(v as DeliveryLogReading))
-				throw new Invalid(`deliveryLog must be one of ${DELIVERY_LOG_READINGS.join(', ')}`);
-			next.deliveryLog = v as DeliveryLogReading;
-		} else if (typeof DEFAULT_CONFIG[key] === 'boolean') {
-			if (typeof v !== 'boolean') throw new Invalid(`${k} must be a boolean`);
-			(next as Record<string, unknown>)[key] = v;
-		} else {
-			if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
-				throw new Invalid(`${k} must be a non-negative number`);
-			if (key === 'rateLimitPerMinute' && v < 1)
-				throw new Invalid('rateLimitPerMinute must be >= 1');
-			if (key === 'deliveryMaxAttempts' && (v < 1 || !Number.isInteger(v)))
-				throw new Invalid('deliveryMaxAttempts must be an integer >= 1');
-			(next as Record<string, unknown>)[key] = v;
-		}
+	try {
+		sb.store.config = patchedConfig(sb.store.config, body);
+	} catch (e) {
+		if (e instanceof ConfigError) throw new Invalid(e.message);
+		throw e;
 	}
-	sb.store.config = next;
-	return next;
+	return sb.store.config;
 }
 
 type Route = [
@@ -219,6 +197,11 @@ const routes: Route[] = [
 				created: renderCompletion(sb.store, r.created),
 			});
 		},
+	],
+	[
+		'POST',
+		/^\/simulate\/user-update$/,
+		(sb, _m, _q, b) => json(200, { user: userPayload(simulateUserUpdate(sb, b)) }),
 	],
 	[
 		'POST',

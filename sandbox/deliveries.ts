@@ -11,9 +11,16 @@
  *   `perDelivery`, in the delivery's entry (`tries` counts the attempts, the other fields describe
  *   the latest); `perAttempt`, as an entry of its own (`tries` is the attempt's number); and as a
  *   row of /__sandbox/deliveries, whose `delivery_ref` ties a delivery's attempts together.
- * - Non-2xx, network error or time-out -> retried after `deliveryBackoffMs` doubling each time,
- *   up to `deliveryMaxAttempts` attempts in all; each attempt times out after `deliveryTimeoutMs`.
- *   Retries re-send exactly the same bytes.
+ * - Non-2xx, network error or time-out -> retried after `deliveryBackoffMs` doubling each time
+ *   (a gap is at most Node's largest timer, about 24.8 days), up to `deliveryMaxAttempts` attempts
+ *   in all, except after an answer whose status is in `deliveryNoRetryStatuses`; each attempt
+ *   times out after `deliveryTimeoutMs`. Retries re-send exactly the same bytes.
+ * - Redispatch (operation 14), as `config.redispatchEntry` reads it: `marks`, the entry asked for
+ *   gets `redispatched: true` and the new `delivery_id` (and with `perDelivery` records the new
+ *   attempts); `flagOnly`, it gets `redispatched: true` and a new `updated_at` only; `untouched`,
+ *   nothing. Under the last two the redispatch is logged as a delivery of its own (new entries,
+ *   `redispatched: true`, the new `delivery_id`). `config.redispatchPayload`: `original` re-sends
+ *   the logged payload, `current` renders a completion event's payload again from the record.
  * - https URLs are verified against the system roots plus `trustedCaPem`.
  * - Delivery faults (faults.ts: `dropAnswer`, `answerTimeout`) make an attempt fail after the
  *   receiver got the whole request: its answer is discarded, or not waited for.
@@ -24,8 +31,9 @@ import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { Sandbox } from './http';
 import type { DeliveryLog, Subscription } from './types';
-import { eventMatches } from './events';
+import { completionPayload, eventMatches } from './events';
 import type { DeliveryFault } from './faults';
+import { MAX_TIMER_MS } from './store';
 import { isoZ, unixSeconds } from './util';
 
 export const USER_AGENT = 'LearningPlatform-Webhooks/2.0 (sandbox)';
@@ -39,6 +47,8 @@ interface Delivery {
 	/** the entry it was dispatched as, or the entry whose redispatch it is */
 	origin: DeliveryLog;
 	body: string;
+	/** the payload in `body` (what the entries of this delivery keep, for a later redispatch) */
+	payload: unknown;
 	/** with one entry per delivery: the entry every attempt updates */
 	entry?: DeliveryLog;
 }
@@ -92,6 +102,7 @@ export class Deliveries {
 			const delivery: Delivery = {
 				origin: entry,
 				body: this.body(event, payload, ''),
+				payload,
 				// one entry per attempt: the first attempt's entry keeps the id reserved here
 				entry: store.config.deliveryLog === 'perDelivery' ? entry : undefined,
 			};
@@ -103,26 +114,50 @@ export class Deliveries {
 	}
 
 	/**
-	 * Manual redispatch of a logged delivery: same event and payload, a fresh `now` and a non-empty
-	 * `delivery_id`. The entry asked for gets `redispatched: true` and that `delivery_id`; with one
-	 * entry per delivery it also records the new attempts, with one entry per attempt each new
-	 * attempt gets an entry of its own (`redispatched: true`, the same `delivery_id`).
+	 * Manual redispatch of a logged delivery: the same event, a fresh `now` and a non-empty
+	 * `delivery_id`; the logged payload (`redispatchPayload: original`) or, for an entry of a
+	 * completion record, the payload rendered again from the record as it is now (`current`).
+	 * `redispatchEntry: marks`: the entry asked for gets `redispatched: true` and that
+	 * `delivery_id`; with one entry per delivery it also records the new attempts, with one entry
+	 * per attempt each new attempt gets an entry of its own (`redispatched: true`, the same
+	 * `delivery_id`). `flagOnly`: the entry asked for gets `redispatched: true` and a new
+	 * `updated_at`, nothing else; `untouched`: it is not changed. Under both the redispatch is
+	 * logged like a new delivery (one entry, or one per attempt), each entry with
+	 * `redispatched: true` and the new `delivery_id`.
 	 */
 	redispatch(sub: Subscription, log: DeliveryLog) {
 		const { store } = this.sb();
-		log.redispatched = true;
-		log.delivery_id = randomUUID();
-		log.updated_at = store.now();
-		this.schedule(
-			sub,
-			{
-				origin: log,
-				body: this.body(log.event_type, log.payload, log.delivery_id),
-				entry: store.config.deliveryLog === 'perDelivery' ? log : undefined,
-			},
-			1,
-			0,
-		);
+		const deliveryId = randomUUID();
+		const payload = this.redispatchPayload(log);
+		const body = this.body(log.event_type, payload, deliveryId);
+		const perDelivery = store.config.deliveryLog === 'perDelivery';
+		const mode = store.config.redispatchEntry;
+		if (mode !== 'untouched') {
+			log.redispatched = true;
+			log.updated_at = store.now();
+		}
+		if (mode === 'marks') log.delivery_id = deliveryId;
+		// with one entry per delivery, the entry the attempts update: under `marks` the one asked
+		// for, else a new one; with one entry per attempt, each attempt's entry is a new one anyway
+		let entry: DeliveryLog | undefined;
+		if (perDelivery && mode === 'marks') entry = log;
+		else if (perDelivery) {
+			entry = this.newEntry(log.subscriptionId, log.event_type, payload, log.completionId);
+			entry.ref = log.ref;
+			entry.delivery_id = deliveryId;
+			entry.redispatched = true;
+			store.logs.set(entry.id, entry);
+		}
+		this.schedule(sub, { origin: log, body, payload, entry }, 1, 0);
+	}
+
+	/** `current`: a completion event's payload from the record as it is now; else the logged one. */
+	private redispatchPayload(log: DeliveryLog): unknown {
+		const sb = this.sb();
+		if (sb.store.config.redispatchPayload !== 'current' || log.completionId === null)
+			return log.payload;
+		const rec = sb.store.feed.get(log.completionId);
+		return rec ? completionPayload(sb, rec) : log.payload;
 	}
 
 	private newEntry(
@@ -201,7 +236,7 @@ export class Deliveries {
 		if (this.closed) return;
 		const ok = res.status_code !== null && res.status_code >= 200 && res.status_code < 300;
 		const deliveryId = (JSON.parse(body) as { delivery_id: string }).delivery_id;
-		const log = delivery.entry ?? this.attemptEntry(origin, deliveryId, attempt, sentAt);
+		const log = delivery.entry ?? this.attemptEntry(delivery, deliveryId, attempt, sentAt);
 		log.tries = delivery.entry ? log.tries + 1 : attempt;
 		log.success = ok;
 		log.status_code = res.status_code;
@@ -223,20 +258,21 @@ export class Deliveries {
 			sentAt,
 			res,
 		);
-		const max = sb.store.config.deliveryMaxAttempts;
-		if (!ok && attempt < max)
+		const { deliveryMaxAttempts, deliveryBackoffMs, deliveryNoRetryStatuses } = sb.store.config;
+		const final = res.status_code !== null && deliveryNoRetryStatuses.includes(res.status_code);
+		if (!ok && !final && attempt < deliveryMaxAttempts)
 			this.schedule(
 				sub,
 				delivery,
 				attempt + 1,
-				sb.store.config.deliveryBackoffMs * 2 ** (attempt - 1),
+				Math.min(deliveryBackoffMs * 2 ** (attempt - 1), MAX_TIMER_MS),
 			);
 		sb.store.dirty();
 	}
 
 	/** With one entry per attempt: the entry of this attempt (the first reuses the id reserved at dispatch). */
 	private attemptEntry(
-		origin: DeliveryLog,
+		{ origin, payload }: Delivery,
 		deliveryId: string,
 		attempt: number,
 		sentAt: number,
@@ -244,12 +280,7 @@ export class Deliveries {
 		const first = attempt === 1 && deliveryId === '';
 		const entry = first
 			? { ...origin }
-			: this.newEntry(
-					origin.subscriptionId,
-					origin.event_type,
-					origin.payload,
-					origin.completionId,
-				);
+			: this.newEntry(origin.subscriptionId, origin.event_type, payload, origin.completionId);
 		entry.ref = origin.ref;
 		entry.delivery_id = deliveryId;
 		entry.redispatched = deliveryId !== '';

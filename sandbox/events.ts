@@ -52,6 +52,7 @@ export const EVENT = {
 	completionDeleted: 'Events\\Courses\\Completion_deleted',
 	completionArchived: 'Events\\Courses\\Completion_archived',
 	userCreated: 'Events\\Users\\Created',
+	userUpdated: 'Events\\Users\\Updated',
 	userDeleted: 'Events\\Users\\Deleted',
 	accountMerge: 'Events\\Notifications\\Account_Merge',
 } as const;

@@ -12,7 +12,17 @@ import { seedDemoData, type DemoDataOptions } from './demoData';
 import { Faults } from './faults';
 import type { Sandbox } from './http';
 import { createServer } from './server';
-import { DEFAULT_CONFIG, Store, type DeliveryLogReading, type SandboxConfig } from './store';
+import {
+	CONFIG_KEYS,
+	DEFAULT_CONFIG,
+	Store,
+	patchedConfig,
+	type DeliveryLogReading,
+	type LogOrder,
+	type RedispatchEntryReading,
+	type RedispatchPayloadReading,
+	type SandboxConfig,
+} from './store';
 
 export { SandboxClient } from './client';
 export type {
@@ -31,7 +41,13 @@ export type {
 } from './client';
 export { CHAT_PREFIX, SCRIPTED_MODEL } from './chatModel';
 export { SandboxControlError } from './client';
-export type { SandboxConfig } from './store';
+export type {
+	SandboxConfig,
+	DeliveryLogReading,
+	LogOrder,
+	RedispatchEntryReading,
+	RedispatchPayloadReading,
+} from './store';
 export type { FaultSpec, FaultKind } from './faults';
 export { REPORT_ROOT, BOOKMARK_ROOT, WEBHOOK_ROOT } from './server';
 export { CONTROL_PREFIX } from './control';
@@ -57,7 +73,7 @@ export interface SandboxOptions {
 	feedVisibilityDelayMs?: number;
 	/** default 3 */
 	deliveryMaxAttempts?: number;
-	/** default 200 (doubling) */
+	/** default 200 (doubling), at most 2,147,483,647 (Node's largest timer) */
 	deliveryBackoffMs?: number;
 	/** default 5000 */
 	deliveryTimeoutMs?: number;
@@ -67,6 +83,14 @@ export interface SandboxOptions {
 	didNotCompleteEnabled?: boolean;
 	/** the delivery log's reading: 'perDelivery' (default) or 'perAttempt' (sandbox/README.md) */
 	deliveryLog?: DeliveryLogReading;
+	/** the delivery log's order: 'newestFirst' (default) or 'oldestFirst' (ascending id) */
+	logOrder?: LogOrder;
+	/** what a redispatch does to the entry asked for: 'marks' (default), 'flagOnly' or 'untouched' (sandbox/README.md) */
+	redispatchEntry?: RedispatchEntryReading;
+	/** what a redispatch sends: 'original' (default) or 'current' (completion payloads rendered again) */
+	redispatchPayload?: RedispatchPayloadReading;
+	/** HTTP statuses after which a delivery is not retried, e.g. [404, 410] (default []) */
+	deliveryNoRetryStatuses?: number[];
 	/** extra CA(s) trusted for outgoing https deliveries (e.g. a self-signed TLS front of n8n) */
 	trustedCaPem?: string | string[];
 	/** default true: 300 learners, ~3,000 completion records; false: catalogue + 20 learners, no records */
@@ -91,13 +115,14 @@ export interface SandboxHandle {
 	close(): Promise<void>;
 }
 
+/** The start options' config values, checked as PATCH /config checks them (a bad one throws). */
 function configFrom(o: SandboxOptions): SandboxConfig {
-	const c = { ...DEFAULT_CONFIG };
-	for (const k of Object.keys(DEFAULT_CONFIG) as (keyof SandboxConfig)[]) {
+	const patch: Record<string, unknown> = {};
+	for (const k of CONFIG_KEYS) {
 		const v = o[k as keyof SandboxOptions];
-		if (v !== undefined) (c as Record<string, unknown>)[k] = v;
+		if (v !== undefined) patch[k] = v;
 	}
-	return c;
+	return patchedConfig(DEFAULT_CONFIG, patch);
 }
 
 export async function startSandbox(options: SandboxOptions = {}): Promise<SandboxHandle> {

@@ -38,10 +38,48 @@ export interface SandboxConfig {
 	 * attempt, `tries` being that attempt's number. sandbox/README.md, "Delivery log".
 	 */
 	deliveryLog: DeliveryLogReading;
+	/**
+	 * The order of operation 13's delivery log: `newestFirst` (default, descending id) or
+	 * `oldestFirst` (ascending id, as a plain paginated query would list it). sandbox/README.md,
+	 * "Delivery log".
+	 */
+	logOrder: LogOrder;
+	/**
+	 * What a redispatch (operation 14) does to the entry it is asked for, and where its attempts
+	 * are logged: `marks` (default: the entry gets `redispatched: true` and the new `delivery_id`),
+	 * `flagOnly` (the entry gets `redispatched: true` only; the attempts go to new entries) or
+	 * `untouched` (the entry is not changed; the attempts go to new entries). sandbox/README.md,
+	 * "Redispatch".
+	 */
+	redispatchEntry: RedispatchEntryReading;
+	/**
+	 * What a redispatch sends: `original` (default: the logged payload) or `current` (a completion
+	 * event's payload rendered again from the record as it is now). sandbox/README.md, "Redispatch".
+	 */
+	redispatchPayload: RedispatchPayloadReading;
+	/** HTTP statuses after which a delivery is not retried (default none). sandbox/README.md, retries. */
+	deliveryNoRetryStatuses: number[];
 }
 
 export const DELIVERY_LOG_READINGS = ['perDelivery', 'perAttempt'] as const;
 export type DeliveryLogReading = (typeof DELIVERY_LOG_READINGS)[number];
+export const LOG_ORDERS = ['newestFirst', 'oldestFirst'] as const;
+export type LogOrder = (typeof LOG_ORDERS)[number];
+export const REDISPATCH_ENTRY_READINGS = ['marks', 'flagOnly', 'untouched'] as const;
+export type RedispatchEntryReading = (typeof REDISPATCH_ENTRY_READINGS)[number];
+export const REDISPATCH_PAYLOAD_READINGS = ['original', 'current'] as const;
+export type RedispatchPayloadReading = (typeof REDISPATCH_PAYLOAD_READINGS)[number];
+
+/** The config keys that take one of a fixed list of readings, with their allowed values. */
+export const CONFIG_READINGS = {
+	deliveryLog: DELIVERY_LOG_READINGS,
+	logOrder: LOG_ORDERS,
+	redispatchEntry: REDISPATCH_ENTRY_READINGS,
+	redispatchPayload: REDISPATCH_PAYLOAD_READINGS,
+} as const;
+
+/** Node's largest timer (ms): longer delays would fire at once. */
+export const MAX_TIMER_MS = 2_147_483_647;
 
 export const DEFAULT_CONFIG: SandboxConfig = {
 	rateLimitPerMinute: 60,
@@ -54,9 +92,58 @@ export const DEFAULT_CONFIG: SandboxConfig = {
 	allowHttpWebhookUrls: false,
 	didNotCompleteEnabled: false,
 	deliveryLog: 'perDelivery',
+	logOrder: 'newestFirst',
+	redispatchEntry: 'marks',
+	redispatchPayload: 'original',
+	deliveryNoRetryStatuses: [],
 };
 
 export const CONFIG_KEYS = Object.keys(DEFAULT_CONFIG) as (keyof SandboxConfig)[];
+
+export class ConfigError extends Error {}
+
+/**
+ * `base` with `patch` applied, every key checked (the control API's PATCH /config and the start
+ * options alike); throws a ConfigError naming the key and what it accepts.
+ */
+export function patchedConfig(base: SandboxConfig, patch: Record<string, unknown>): SandboxConfig {
+	const next = { ...base };
+	const set = (k: keyof SandboxConfig, v: unknown) => ((next as Record<string, unknown>)[k] = v);
+	for (const [k, v] of Object.entries(patch)) {
+		if (!CONFIG_KEYS.includes(k as keyof SandboxConfig))
+			throw new ConfigError(`unknown config key: ${k}`);
+		const key = k as keyof SandboxConfig;
+		if (key in CONFIG_READINGS) {
+			const allowed: readonly string[] = CONFIG_READINGS[key as keyof typeof CONFIG_READINGS];
+			if (typeof v !== 'string' || !allowed.includes(v))
+				throw new ConfigError(`${k} must be one of ${allowed.join(', ')}`);
+			set(key, v);
+		} else if (key === 'deliveryNoRetryStatuses') {
+			if (
+				!Array.isArray(v) ||
+				!v.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 100 && x <= 599)
+			)
+				throw new ConfigError(
+					'deliveryNoRetryStatuses must be an array of HTTP status codes (integers 100-599), e.g. [404, 410]',
+				);
+			set(key, [...new Set(v as number[])]);
+		} else if (typeof DEFAULT_CONFIG[key] === 'boolean') {
+			if (typeof v !== 'boolean') throw new ConfigError(`${k} must be a boolean`);
+			set(key, v);
+		} else {
+			if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+				throw new ConfigError(`${k} must be a non-negative number`);
+			if (key === 'rateLimitPerMinute' && v < 1)
+				throw new ConfigError('rateLimitPerMinute must be >= 1');
+			if (key === 'deliveryMaxAttempts' && (v < 1 || !Number.isInteger(v)))
+				throw new ConfigError('deliveryMaxAttempts must be an integer >= 1');
+			if ((key === 'deliveryBackoffMs' || key === 'deliveryTimeoutMs') && v > MAX_TIMER_MS)
+				throw new ConfigError(`${k} must be at most ${MAX_TIMER_MS} (about 24.8 days)`);
+			set(key, v);
+		}
+	}
+	return next;
+}
 
 export interface Counters {
 	requestId: number;
@@ -128,7 +215,7 @@ export class Store {
 		readonly stateFile?: string,
 		seed = 42,
 	) {
-		this.config = { ...config };
+		this.config = { ...config, deliveryNoRetryStatuses: [...config.deliveryNoRetryStatuses] };
 		this.rng = prng(seed ^ 0x5eed);
 	}
 
@@ -217,7 +304,7 @@ export class Store {
 
 	/** Empties everything (before re-seeding the demo data). */
 	clear(config: SandboxConfig) {
-		this.config = { ...config };
+		this.config = { ...config, deliveryNoRetryStatuses: [...config.deliveryNoRetryStatuses] };
 		this.clockOffset = 0;
 		for (const k of Object.keys(this.counters) as (keyof Counters)[])
 			this.counters[k] = k === 'requestId' ? 1000 : 0;

@@ -6,7 +6,8 @@
  * rotation: "per API key" is read as "per integration credential").
  *
  * - events list; list and logs paginated (`page` default 1, `perPage` default 50 clamped 1..100,
- *   `meta.next`/`meta.prev` always null as in every shown response; page with `last_page`);
+ *   `meta.next`/`meta.prev` always null as in every shown response; page with `last_page`); logs
+ *   newest first, or oldest first under `logOrder: oldestFirst`;
  * - create: HTTPS url only, event name or wildcard, 422 at 100 live subscriptions, 422 on a
  *   duplicate event+url among live subscriptions of the same user, 201 with secrets unmasked;
  * - get / list / update-without-secrets: secrets masked as eight U+2022 + last 4 characters
@@ -258,22 +259,23 @@ export function deleteWebhook(ctx: Ctx, id: string): Reply {
 	return text(204, '');
 }
 
-/** Newest first. */
+/** Newest first (descending id), or oldest first (ascending id) under `logOrder: oldestFirst`. */
 export function webhookLogs(ctx: Ctx, id: string): Reply {
 	const s = find(ctx, id);
 	if (!s) return notFound();
+	const sign = ctx.sb.store.config.logOrder === 'oldestFirst' ? 1 : -1;
 	const logs = [...ctx.sb.store.logs.values()]
 		.filter((l) => l.subscriptionId === s.id)
-		.sort((a, b) => b.id - a.id);
+		.sort((a, b) => sign * (a.id - b.id));
 	const page = paginate(logs, ctx.query);
 	return json(200, { data: page.data.map(renderLog), meta: page.meta });
 }
 
 /**
- * Redispatch: the same log entry is re-sent at once (same event and payload, fresh `now`, a new
- * non-empty `delivery_id`); the entry gets `redispatched: true`, its `tries` grow with the new
- * attempts and `success`/`status_code`/`response` follow the latest attempt. Allowed for any
- * entry, failed or not. When the completion record the payload was built from no longer exists
+ * Redispatch: the logged delivery is re-sent at once (same event, the logged payload or, under
+ * `redispatchPayload: current`, a completion payload rendered again; fresh `now`, a new non-empty
+ * `delivery_id`). What happens to the entry and where the attempts are logged follows
+ * `redispatchEntry` (deliveries.ts, `redispatch`). Allowed for any entry, failed or not. When the completion record the payload was built from no longer exists
  * (user/content deletion): 200 `{data: {success: false, message, event}}`, nothing sent; same for
  * a disabled webhook.
  */
