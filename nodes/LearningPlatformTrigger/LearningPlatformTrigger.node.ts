@@ -21,7 +21,7 @@ import {
 	recoverAfterActivation,
 	recoverFromDelivery,
 	stopRecovering,
-} from './recovery';
+} from './recoverySchedule';
 import { verifyDelivery } from './signature';
 import {
 	createSubscription,
@@ -306,7 +306,7 @@ export class LearningPlatformTrigger implements INodeType {
 		const tooOld = refusalForAge.call(this, delivery, event, options.maxDeliveryAgeMinutes);
 		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
 
-		const recoveredSubscription = recovers.call(this) ? stored.subscriptionId : undefined;
+		const subscriptionToRecover = recovers.call(this) ? stored.subscriptionId : undefined;
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = occurrenceKey(
 				[
@@ -320,7 +320,7 @@ export class LearningPlatformTrigger implements INodeType {
 			);
 			if ((await processLedger().admit(staticData, key, this.getResponseObject())) === 'repeat') {
 				// a repeat too tells this process which recovery runs the others started
-				if (recoveredSubscription !== undefined) noteRecoveryMark.call(this, staticData);
+				if (subscriptionToRecover !== undefined) noteRecoveryMark.call(this, staticData);
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
 					{ event, workflowId: this.getWorkflow().id },
@@ -328,8 +328,8 @@ export class LearningPlatformTrigger implements INodeType {
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
 		}
-		if (recoveredSubscription !== undefined)
-			recoverFromDelivery.call(this, staticData, recoveredSubscription);
+		if (subscriptionToRecover !== undefined)
+			recoverFromDelivery.call(this, staticData, subscriptionToRecover);
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {

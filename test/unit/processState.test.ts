@@ -15,7 +15,7 @@ import {
 import {
 	recoverFromDelivery,
 	resetRecoveryState,
-} from '../../nodes/LearningPlatformTrigger/recovery';
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 
 afterEach(() => resetCoreProcessState());
 
