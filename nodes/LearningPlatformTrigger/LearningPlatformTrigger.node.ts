@@ -15,7 +15,7 @@ import { eventMatches, friendlyEventSubtitle, isWildcardEvent } from '../shared/
 import { getEvents } from '../shared/methods';
 import { testLearningPlatformCredential } from '../shared/transport';
 import { deliveryAge } from './deliveryAge';
-import { occurrenceKey, processLedger } from './deliveryLedger';
+import { occurrenceKey, thisProcessLedger } from './deliveryLedger';
 import {
 	noteRecoveryMark,
 	recoverAfterActivation,
@@ -318,7 +318,9 @@ export class LearningPlatformTrigger implements INodeType {
 				event,
 				delivery.payload ?? request.rawBody.toString('base64'),
 			);
-			if ((await processLedger().admit(staticData, key, this.getResponseObject())) === 'repeat') {
+			if (
+				(await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat'
+			) {
 				// a repeat too tells this process which recovery runs the others started
 				if (subscriptionToRecover !== undefined) noteRecoveryMark.call(this, staticData);
 				this.logger.debug(
