@@ -32,7 +32,8 @@ export const MAX_REMEMBERED = 10_000;
 export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
 /** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
 const PENDING_SAVE_MS = 60_000;
-const ANSWER_CHECK_INTERVAL_MS = 20;
+/** How often a wait with no event to wait for looks again. */
+const CHECK_INTERVAL_MS = 20;
 /**
  * How long a delivery unknown here waits for a save of another process made after it arrived,
  * when the save it loaded is this process's own (and so may have overwritten the other's newer
@@ -46,14 +47,16 @@ export const OTHERS_ACTIVE_MS = 5 * 60_000;
 export interface AttemptResponse {
 	readonly writableEnded: boolean;
 	readonly statusCode: number;
-	/** an `http.ServerResponse` emits 'finish' once the answer is sent */
-	once?(event: 'finish', listener: () => void): unknown;
+	/** an `http.ServerResponse` emits 'finish' once the answer is sent, 'close' when it is done */
+	once?(event: 'finish' | 'close', listener: () => void): unknown;
 }
 
 interface Attempt {
 	receivedAt: number;
 	/** dropped once the answer is known, so no socket is kept alive by this memory */
 	response?: AttemptResponse;
+	/** made by the first repeat that waits for the answer (`answerSent`) */
+	answered?: Promise<void>;
 	startedExecution?: boolean;
 }
 
@@ -161,9 +164,9 @@ export class DeliveryLedger {
 	/**
 	 * Whether the delivery `key` repeats one that already started an execution (here or, as
 	 * learnt, elsewhere). When it does not, this attempt is remembered with its response, to learn
-	 * n8n's answer later, and the caller starts an execution and calls `record`.
+	 * n8n's answer later, and `admit` records it.
 	 */
-	async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
+	private async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
 		const remember = (receivedAt: number): false => {
 			// deleted first so the key moves to the end, which forgetExpired reads as the newest
 			this.attempts.delete(key);
@@ -190,12 +193,12 @@ export class DeliveryLedger {
 	 * data also receives what this process learns meanwhile, and `key` reaches the other saves
 	 * still pending once n8n has answered (after its save) with 2xx.
 	 */
-	record(staticData: IDataObject, key: string, response?: AttemptResponse): void {
+	private record(staticData: IDataObject, key: string, response: AttemptResponse): void {
 		const now = this.time().now();
 		const own = entryText(key, Math.floor(now / 1000));
 		this.pending.set(staticData, { registeredAt: now, own });
 		this.write(staticData, now, own);
-		response?.once?.('finish', () => {
+		response.once?.('finish', () => {
 			this.pending.delete(staticData);
 			const attempt = this.attempts.get(key);
 			if (attempt && answerOf(attempt) === true) this.markStarted(key, Math.floor(now / 1000));
@@ -219,7 +222,8 @@ export class DeliveryLedger {
 	/**
 	 * Until this process has taken in a save another process wrote after `since` (it holds all that
 	 * process knew then, so a delivery it started before `since` is learnt), `key` is learnt, or the
-	 * wait is over.
+	 * wait is over. It looks every CHECK_INTERVAL_MS: what it waits for is taken in by other
+	 * requests' `learn`, which has no event of its own.
 	 */
 	private async waitForOtherSave(key: string, since: number): Promise<void> {
 		const time = this.time();
@@ -229,7 +233,7 @@ export class DeliveryLedger {
 			(this.otherSave?.writtenAt ?? -Infinity) <= since &&
 			time.now() < deadline
 		)
-			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+			await time.sleep(CHECK_INTERVAL_MS);
 	}
 
 	/** Adds `key` to what is shared; false when it was known already. */
@@ -280,16 +284,36 @@ export class DeliveryLedger {
 		}
 	}
 
+	/**
+	 * n8n's answer to the earlier `attempt` of `key` (as `answerOf`), waited for up to
+	 * WAIT_FOR_EARLIER_ANSWER_MS: until the response's 'finish' (or 'close') event.
+	 */
 	private async waitForAnswer(key: string, attempt: Attempt): Promise<boolean | undefined> {
 		const time = this.time();
 		const deadline = time.now() + WAIT_FOR_EARLIER_ANSWER_MS;
-		for (;;) {
-			const answer = answerOf(attempt);
-			if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
-			if (answer !== undefined || time.now() >= deadline) return answer;
-			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+		if (answerOf(attempt) === undefined && attempt.response) {
+			attempt.answered ??= answerSent(attempt.response);
+			// ended once answered, so no timer outlives the wait
+			const deadlineWait = new AbortController();
+			const deadlinePassed = time.sleep(deadline - time.now(), deadlineWait.signal);
+			await Promise.race([attempt.answered, deadlinePassed.catch(() => undefined)]);
+			deadlineWait.abort();
 		}
+		// n8n still answers a connection the platform closed first (it timed out), with no event
+		while (answerOf(attempt) === undefined && time.now() < deadline)
+			await time.sleep(CHECK_INTERVAL_MS);
+		const answer = answerOf(attempt);
+		if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
+		return answer;
 	}
+}
+
+/** Resolves once the answer was sent ('finish') or the connection closed, whichever comes first. */
+function answerSent(response: AttemptResponse): Promise<void> {
+	return new Promise((resolve) => {
+		response.once?.('finish', () => resolve());
+		response.once?.('close', () => resolve());
+	});
 }
 
 /** True when n8n answered the attempt with 2xx; undefined while it has not answered. */

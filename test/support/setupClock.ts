@@ -6,6 +6,8 @@ import { RESCAN_INTERVAL_MS } from '../../nodes/LearningPlatformTrigger/recovery
 
 useClock({
 	now: () => systemClock.now(),
-	sleep: async (ms) =>
-		ms >= RESCAN_INTERVAL_MS ? await new Promise<void>(() => {}) : await systemClock.sleep(ms),
+	sleep: async (ms, signal) =>
+		ms >= RESCAN_INTERVAL_MS
+			? await new Promise<void>(() => {})
+			: await systemClock.sleep(ms, signal),
 });
