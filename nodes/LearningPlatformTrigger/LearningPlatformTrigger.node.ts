@@ -15,13 +15,13 @@ import { eventMatches, friendlyEventSubtitle, isWildcardEvent } from '../shared/
 import { getEvents } from '../shared/methods';
 import { testLearningPlatformCredential } from '../shared/transport';
 import { deliveryAge } from './deliveryAge';
-import { occurrenceKey, processLedger } from './deliveryLedger';
+import { occurrenceKey, thisProcessLedger } from './deliveryLedger';
 import {
 	noteRecoveryMark,
 	recoverAfterActivation,
 	recoverFromDelivery,
 	stopRecovering,
-} from './recovery';
+} from './recoverySchedule';
 import { verifyDelivery } from './signature';
 import {
 	createSubscription,
@@ -285,7 +285,7 @@ export class LearningPlatformTrigger implements INodeType {
 		const tooOld = refusalForAge.call(this, delivery, event, options.maxDeliveryAgeMinutes);
 		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
 
-		const recoveredSubscription = recovers.call(this) ? stored.subscriptionId : undefined;
+		const subscriptionToRecover = recovers.call(this) ? stored.subscriptionId : undefined;
 		if (options.ignoreRepeatedDeliveries !== false) {
 			const key = occurrenceKey(
 				[
@@ -297,9 +297,11 @@ export class LearningPlatformTrigger implements INodeType {
 				event,
 				delivery.payload ?? request.rawBody.toString('base64'),
 			);
-			if ((await processLedger().admit(staticData, key, this.getResponseObject())) === 'repeat') {
+			if (
+				(await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat'
+			) {
 				// a repeat too tells this process which recovery runs the others started
-				if (recoveredSubscription !== undefined) noteRecoveryMark.call(this, staticData);
+				if (subscriptionToRecover !== undefined) noteRecoveryMark.call(this, staticData);
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
 					{ event, workflowId: this.getWorkflow().id },
@@ -307,8 +309,8 @@ export class LearningPlatformTrigger implements INodeType {
 				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 			}
 		}
-		if (recoveredSubscription !== undefined)
-			recoverFromDelivery.call(this, staticData, recoveredSubscription);
+		if (subscriptionToRecover !== undefined)
+			recoverFromDelivery.call(this, staticData, subscriptionToRecover);
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {

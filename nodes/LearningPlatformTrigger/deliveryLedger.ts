@@ -5,11 +5,19 @@
 // replaces the whole field (last writer wins), so every write carries all a process knows, and
 // writes still pending get what it learns later. A process that loads its own save, which may
 // have overwritten a newer one of another process, waits briefly for that process's next save
-// before it calls a delivery new. docs/design.md, "Exactly once".
+// before it calls a delivery new. The stored text: ledgerText.ts. docs/design.md, "Exactly once".
 import { createHash, randomBytes } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import { clock, type Clock } from '../shared/transport';
+import {
+	entryText,
+	groupsText,
+	KEY_CHARACTERS,
+	LEDGER_FIELD,
+	ledgerText,
+	parseLedgerText,
+} from './ledgerText';
 
 /**
  * How long a delivery that started an execution is remembered: longer than recovery reads the
@@ -24,7 +32,8 @@ export const MAX_REMEMBERED = 10_000;
 export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
 /** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
 const PENDING_SAVE_MS = 60_000;
-const ANSWER_CHECK_INTERVAL_MS = 20;
+/** How often a wait with no event to wait for looks again. */
+const CHECK_INTERVAL_MS = 20;
 /**
  * How long a delivery unknown here waits for a save of another process made after it arrived,
  * when the save it loaded is this process's own (and so may have overwritten the other's newer
@@ -33,32 +42,21 @@ const ANSWER_CHECK_INTERVAL_MS = 20;
 export const WAIT_FOR_OTHER_SAVE_MS = 3_000;
 /** Another process counts as serving the webhook while a save of it was seen this recently. */
 export const OTHERS_ACTIVE_MS = 5 * 60_000;
-/**
- * 72 bits of the hash: with the 10,000 occurrences a process remembers at most, a new one is taken
- * for a repeat once in about 5 x 10^17 deliveries.
- */
-const KEY_CHARACTERS = 12;
-/**
- * Where in the node's static data the shared part lives: one text of minute groups separated by
- * spaces, each `minutes:` (Unix minutes in base 36) followed by the 12-character keys of the
- * occurrences of that minute, with nothing between them. n8n loads it and saves it whole with
- * every delivery, so every byte counts: 12 per occurrence (the earlier `key@seconds` form took
- * 24, and is still read).
- */
-export const LEDGER_FIELD = 'startedDeliveries';
 
 /** What the node can read of n8n's HTTP response (an `http.ServerResponse`) to an attempt. */
 export interface AttemptResponse {
 	readonly writableEnded: boolean;
 	readonly statusCode: number;
-	/** an `http.ServerResponse` emits 'finish' once the answer is sent */
-	once?(event: 'finish', listener: () => void): unknown;
+	/** an `http.ServerResponse` emits 'finish' once the answer is sent, 'close' when it is done */
+	once?(event: 'finish' | 'close', listener: () => void): unknown;
 }
 
 interface Attempt {
 	receivedAt: number;
 	/** dropped once the answer is known, so no socket is kept alive by this memory */
 	response?: AttemptResponse;
+	/** made by the first repeat that waits for the answer (`answerSent`) */
+	answered?: Promise<void>;
 	startedExecution?: boolean;
 }
 
@@ -75,7 +73,9 @@ function canonical(value: unknown): string {
 /**
  * One event occurrence at one destination: its event and payload, not its send time or delivery
  * id, so a platform retry (same bytes) and a redispatch (new `now` and `delivery_id`) of it are
- * recognised alike. The production and the test URL are two destinations.
+ * recognised alike. The production and the test URL are two destinations. 72 bits of the hash:
+ * with the 10,000 occurrences a process remembers at most, a new one is taken for a repeat once
+ * in about 5 x 10^17 deliveries.
  */
 export function occurrenceKey(destination: string[], event: string, payload: unknown): string {
 	const hash = createHash('sha256');
@@ -86,52 +86,6 @@ export function occurrenceKey(destination: string[], event: string, payload: unk
 		.update(canonical(payload))
 		.digest('base64url')
 		.slice(0, KEY_CHARACTERS);
-}
-
-/** The first part of the text: which process wrote it, and when (ms, its clock), `~tag.ms36`. */
-const writerText = (tag: string, at: number) => `~${tag}.${at.toString(36)}`;
-
-function writerOf(field: unknown): { tag: string; at: number } | undefined {
-	if (typeof field !== 'string' || !field.startsWith('~')) return undefined;
-	const end = field.indexOf(' ');
-	const token = end < 0 ? field : field.slice(0, end);
-	const dot = token.indexOf('.');
-	const at = parseInt(token.slice(dot + 1), 36);
-	return dot > 1 && Number.isFinite(at) ? { tag: token.slice(1, dot), at } : undefined;
-}
-
-const minuteOf = (seconds: number) => Math.floor(seconds / 60);
-/** An occurrence stored in minute `minute` is taken to be from that minute's last second, so it is never forgotten early. */
-const lastSecondOf = (minute: number) => minute * 60 + 59;
-const groupText = (minute: number, keys: string) => `${minute.toString(36)}:${keys}`;
-
-/** The deliveries a static data object holds as started: key -> epoch seconds. */
-export function sharedDeliveries(staticData: IDataObject): Map<string, number> {
-	const field = staticData[LEDGER_FIELD];
-	const entries = new Map<string, number>();
-	const add = (key: string, seconds: number) => {
-		if (key.length >= KEY_CHARACTERS) entries.set(key.slice(0, KEY_CHARACTERS), seconds);
-	};
-	if (typeof field === 'string') {
-		for (const part of field.split(' ')) {
-			if (part.startsWith('~')) continue;
-			const colon = part.indexOf(':');
-			if (colon > 0) {
-				const seconds = lastSecondOf(parseInt(part.slice(0, colon), 36));
-				for (let at = colon + 1; at + KEY_CHARACTERS <= part.length; at += KEY_CHARACTERS)
-					add(part.slice(at, at + KEY_CHARACTERS), seconds);
-				continue;
-			}
-			// `key@seconds`, the form of 0.1.0 (its keys had 16 characters; a key of this version is
-			// their start)
-			const at = part.indexOf('@');
-			if (at > 0) add(part.slice(0, at), parseInt(part.slice(at + 1), 36));
-		}
-	} else if (field && typeof field === 'object' && !Array.isArray(field)) {
-		// the form before that: an object of key -> seconds
-		for (const [key, seconds] of Object.entries(field)) add(key, Number(seconds));
-	}
-	return entries;
 }
 
 /** The memory of one n8n process. Time comes from `time()`, so tests need not wait. */
@@ -167,7 +121,7 @@ export class DeliveryLedger {
 		const field = staticData[LEDGER_FIELD];
 		if (field !== this.lastLearnt || typeof field !== 'string') {
 			this.lastLearnt = field;
-			const writer = writerOf(field);
+			const { writer, deliveries } = parseLedgerText(field);
 			this.lastLearntWriter = writer?.tag;
 			// a save of this process before a restart carries another tag, and is older than this ledger
 			if (writer && writer.tag !== this.tag && writer.at >= this.createdAt) {
@@ -175,7 +129,7 @@ export class DeliveryLedger {
 				this.otherSave = { writtenAt, seenAt: now };
 			}
 			let learnt = false;
-			for (const [key, seconds] of sharedDeliveries(staticData)) {
+			for (const [key, seconds] of deliveries) {
 				const at = seconds * 1000;
 				if (!Number.isFinite(at) || now - at >= LEDGER_WINDOW_MS) continue;
 				const known = this.attempts.get(key);
@@ -210,9 +164,9 @@ export class DeliveryLedger {
 	/**
 	 * Whether the delivery `key` repeats one that already started an execution (here or, as
 	 * learnt, elsewhere). When it does not, this attempt is remembered with its response, to learn
-	 * n8n's answer later, and the caller starts an execution and calls `record`.
+	 * n8n's answer later, and `admit` records it.
 	 */
-	async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
+	private async isRepeated(key: string, response: AttemptResponse): Promise<boolean> {
 		const remember = (receivedAt: number): false => {
 			// deleted first so the key moves to the end, which forgetExpired reads as the newest
 			this.attempts.delete(key);
@@ -239,12 +193,12 @@ export class DeliveryLedger {
 	 * data also receives what this process learns meanwhile, and `key` reaches the other saves
 	 * still pending once n8n has answered (after its save) with 2xx.
 	 */
-	record(staticData: IDataObject, key: string, response?: AttemptResponse): void {
+	private record(staticData: IDataObject, key: string, response: AttemptResponse): void {
 		const now = this.time().now();
-		const own = groupText(minuteOf(Math.floor(now / 1000)), key);
+		const own = entryText(key, Math.floor(now / 1000));
 		this.pending.set(staticData, { registeredAt: now, own });
 		this.write(staticData, now, own);
-		response?.once?.('finish', () => {
+		response.once?.('finish', () => {
 			this.pending.delete(staticData);
 			const attempt = this.attempts.get(key);
 			if (attempt && answerOf(attempt) === true) this.markStarted(key, Math.floor(now / 1000));
@@ -268,7 +222,8 @@ export class DeliveryLedger {
 	/**
 	 * Until this process has taken in a save another process wrote after `since` (it holds all that
 	 * process knew then, so a delivery it started before `since` is learnt), `key` is learnt, or the
-	 * wait is over.
+	 * wait is over. It looks every CHECK_INTERVAL_MS: what it waits for is taken in by other
+	 * requests' `learn`, which has no event of its own.
 	 */
 	private async waitForOtherSave(key: string, since: number): Promise<void> {
 		const time = this.time();
@@ -278,7 +233,7 @@ export class DeliveryLedger {
 			(this.otherSave?.writtenAt ?? -Infinity) <= since &&
 			time.now() < deadline
 		)
-			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+			await time.sleep(CHECK_INTERVAL_MS);
 	}
 
 	/** Adds `key` to what is shared; false when it was known already. */
@@ -299,7 +254,7 @@ export class DeliveryLedger {
 
 	private write(staticData: IDataObject, now: number, own: string): void {
 		const shared = this.sharedText(now);
-		staticData[LEDGER_FIELD] = `${writerText(this.tag, now)} ${shared ? `${shared} ` : ''}${own}`;
+		staticData[LEDGER_FIELD] = ledgerText({ tag: this.tag, at: now }, shared, own);
 	}
 
 	/**
@@ -317,17 +272,7 @@ export class DeliveryLedger {
 			this.started.clear();
 			for (const [key, seconds] of newest.reverse()) this.started.set(key, seconds);
 		}
-		const byMinute = new Map<number, string[]>();
-		for (const [key, seconds] of this.started) {
-			const minute = minuteOf(seconds);
-			const keys = byMinute.get(minute);
-			if (keys) keys.push(key);
-			else byMinute.set(minute, [key]);
-		}
-		this.startedText = [...byMinute]
-			.sort((a, b) => a[0] - b[0])
-			.map(([minute, keys]) => groupText(minute, keys.join('')))
-			.join(' ');
+		this.startedText = groupsText(this.started);
 		return this.startedText;
 	}
 
@@ -339,16 +284,36 @@ export class DeliveryLedger {
 		}
 	}
 
+	/**
+	 * n8n's answer to the earlier `attempt` of `key` (as `answerOf`), waited for up to
+	 * WAIT_FOR_EARLIER_ANSWER_MS: until the response's 'finish' (or 'close') event.
+	 */
 	private async waitForAnswer(key: string, attempt: Attempt): Promise<boolean | undefined> {
 		const time = this.time();
 		const deadline = time.now() + WAIT_FOR_EARLIER_ANSWER_MS;
-		for (;;) {
-			const answer = answerOf(attempt);
-			if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
-			if (answer !== undefined || time.now() >= deadline) return answer;
-			await time.sleep(ANSWER_CHECK_INTERVAL_MS);
+		if (answerOf(attempt) === undefined && attempt.response) {
+			attempt.answered ??= answerSent(attempt.response);
+			// ended once answered, so no timer outlives the wait
+			const deadlineWait = new AbortController();
+			const deadlinePassed = time.sleep(deadline - time.now(), deadlineWait.signal);
+			await Promise.race([attempt.answered, deadlinePassed.catch(() => undefined)]);
+			deadlineWait.abort();
 		}
+		// n8n still answers a connection the platform closed first (it timed out), with no event
+		while (answerOf(attempt) === undefined && time.now() < deadline)
+			await time.sleep(CHECK_INTERVAL_MS);
+		const answer = answerOf(attempt);
+		if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
+		return answer;
 	}
+}
+
+/** Resolves once the answer was sent ('finish') or the connection closed, whichever comes first. */
+function answerSent(response: AttemptResponse): Promise<void> {
+	return new Promise((resolve) => {
+		response.once?.('finish', () => resolve());
+		response.once?.('close', () => resolve());
+	});
 }
 
 /** True when n8n answered the attempt with 2xx; undefined while it has not answered. */
@@ -364,7 +329,7 @@ function answerOf(attempt: Attempt): boolean | undefined {
 let current = new DeliveryLedger();
 
 /** This process's ledger. */
-export function processLedger(): DeliveryLedger {
+export function thisProcessLedger(): DeliveryLedger {
 	return current;
 }
 

@@ -9,13 +9,15 @@ import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { useClock } from '../../nodes/shared/transport/clock';
+import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
 import {
 	recoverMissedDeliveries,
 	REDISPATCH_BATCH,
+} from '../../nodes/LearningPlatformTrigger/recoveryRun';
+import {
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
-	SETTLE_MS,
-} from '../../nodes/LearningPlatformTrigger/recovery';
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';

@@ -7,11 +7,8 @@
 import { createHmac } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import {
-	DeliveryLedger,
-	sharedDeliveries,
-	useLedger,
-} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import { DeliveryLedger, useLedger } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/ledgerText';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import type { DeliveryAttempt } from '../../sandbox';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';

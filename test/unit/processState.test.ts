@@ -9,13 +9,13 @@ import { coreProcessState, resetCoreProcessState } from '../../nodes/shared/tran
 import { acquireSlot, recordAnswer } from '../../nodes/shared/transport/rateLimiter';
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import {
-	processLedger,
+	thisProcessLedger,
 	resetDeliveryLedger,
 } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
 import {
 	recoverFromDelivery,
 	resetRecoveryState,
-} from '../../nodes/LearningPlatformTrigger/recovery';
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 
 afterEach(() => resetCoreProcessState());
 
@@ -57,12 +57,12 @@ test('forgets the rate windows', async () => {
 });
 
 test("the webhook trigger's two: the ledger forgets every delivery, recovery its runs", async () => {
-	const ledger = processLedger();
+	const ledger = thisProcessLedger();
 	await ledger.admit({}, 'key-of-a-delivery', { writableEnded: false, statusCode: 0 });
 	expect(ledger.size).toBe(1);
 	resetDeliveryLedger();
-	expect(processLedger()).not.toBe(ledger);
-	expect(processLedger().size).toBe(0);
+	expect(thisProcessLedger()).not.toBe(ledger);
+	expect(thisProcessLedger().size).toBe(0);
 
 	let now = 10_000_000;
 	useClock({ now: () => now, sleep: async () => await new Promise<void>(() => {}) });

@@ -5,7 +5,7 @@
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-type RecoveryModule = typeof import('../../nodes/LearningPlatformTrigger/recovery');
+type RecoveryModule = typeof import('../../nodes/LearningPlatformTrigger/recoverySchedule');
 
 const SCANNED_AT = 'recoveryScannedAt';
 
@@ -25,7 +25,9 @@ function startProcess(startGate?: Promise<void>) {
 			now: () => Date.now(),
 			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : await startGate),
 		});
-		recovery = jest.requireActual<RecoveryModule>('../../nodes/LearningPlatformTrigger/recovery');
+		recovery = jest.requireActual<RecoveryModule>(
+			'../../nodes/LearningPlatformTrigger/recoverySchedule',
+		);
 		// one jest process plays several n8n processes: each starts now
 		recovery.resetRecoveryState();
 	});

@@ -6,7 +6,7 @@ import {
 	SETTLE_MS,
 	verdictOf,
 	type DeliveryLogEntry,
-} from '../../nodes/LearningPlatformTrigger/recovery';
+} from '../../nodes/LearningPlatformTrigger/deliveryLog';
 
 const now = Date.parse('2026-11-25T12:00:00Z');
 const ago = (ms: number) => new Date(now - ms).toISOString().replace('Z', '+00:00');

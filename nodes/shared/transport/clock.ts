@@ -7,12 +7,13 @@ import { sleep } from 'n8n-workflow';
 
 export interface Clock {
 	now(): number;
-	sleep(ms: number): Promise<void>;
+	/** `signal` ends the wait early, rejecting, where the clock can (n8n 1.x's `sleep` cannot) */
+	sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 export const systemClock: Clock = {
 	now: () => Date.now(),
-	sleep: async (ms: number) => await sleep(ms),
+	sleep: async (ms: number, signal?: AbortSignal) => await sleep(ms, signal),
 };
 
 let current: Clock = systemClock;

@@ -1,11 +1,14 @@
 /**
- * Which failed entries of a delivery log stand for a delivery the platform could not make, under
- * both readings of "every attempt is recorded": one entry per delivery (`tries` counts its
- * attempts) and one entry per attempt (`tries` is the attempt's number). Each missed delivery is
- * named once; a delivery that went through on a later attempt, and a redispatch that went on as
- * entries of its own, are not.
+ * The final failures of a delivery log (`finalFailures`): the failed entries that stand for a
+ * delivery the platform could not make, under both readings of "every attempt is recorded": one
+ * entry per delivery (`tries` counts its attempts) and one entry per attempt (`tries` is the
+ * attempt's number). Each missed delivery is named once; a delivery that went through on a later
+ * attempt, and a redispatch that went on as entries of its own, are not.
  */
-import { lastWords, type DeliveryLogEntry } from '../../nodes/LearningPlatformTrigger/recovery';
+import {
+	finalFailures,
+	type DeliveryLogEntry,
+} from '../../nodes/LearningPlatformTrigger/deliveryLog';
 
 const EVENT = 'Events\\Courses\\Completion_created';
 const base = Date.parse('2026-11-25T12:00:00Z');
@@ -39,14 +42,14 @@ const ids = (entries: DeliveryLogEntry[]) => entries.map((e) => e.id).sort((a, b
 describe('one entry per attempt', () => {
 	test('a delivery that failed every attempt is named once, by its last attempt', () => {
 		const chain = [attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, false)];
-		expect(ids(lastWords(chain))).toEqual([chain[2].id]);
+		expect(ids(finalFailures(chain))).toEqual([chain[2].id]);
 	});
 
 	test('a delivery that went through on a later attempt is not named', () => {
-		expect(lastWords([attempt(1, 0, false), attempt(2, 5, true)])).toEqual([]);
-		expect(lastWords([attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, true)])).toEqual(
-			[],
-		);
+		expect(finalFailures([attempt(1, 0, false), attempt(2, 5, true)])).toEqual([]);
+		expect(
+			finalFailures([attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, true)]),
+		).toEqual([]);
 	});
 
 	test('a burst of interleaved deliveries: each that failed throughout once, none that went through', () => {
@@ -63,7 +66,7 @@ describe('one entry per attempt', () => {
 			}
 		}
 		// the log as the API lists it: newest first
-		expect(ids(lastWords(entries.reverse()))).toEqual(failedLast.sort((a, b) => a - b));
+		expect(ids(finalFailures(entries.reverse()))).toEqual(failedLast.sort((a, b) => a - b));
 	});
 
 	test('a redispatch goes on as entries of its own: the entry asked for, and the redispatch once it went through, are not named again', () => {
@@ -77,7 +80,7 @@ describe('one entry per attempt', () => {
 			attempt(1, 100, false, { redispatched: true, delivery_id: 'r-1' }),
 			attempt(2, 105, true, { redispatched: true, delivery_id: 'r-1' }),
 		];
-		expect(lastWords([...chain, ...redispatch])).toEqual([]);
+		expect(finalFailures([...chain, ...redispatch])).toEqual([]);
 	});
 
 	test('a redispatch that failed throughout is named by its own last attempt', () => {
@@ -93,19 +96,19 @@ describe('one entry per attempt', () => {
 			attempt(1, 100, false, { redispatched: true, delivery_id: 'r-1' }),
 			failedAgain,
 		];
-		expect(ids(lastWords(entries))).toEqual([failedAgain.id]);
+		expect(ids(finalFailures(entries))).toEqual([failedAgain.id]);
 	});
 
 	test('an entry read twice (the list shifted while it was paged) is named once', () => {
 		const last = attempt(2, 5, false);
 		const entries = [attempt(1, 0, false), last];
-		expect(lastWords([...entries, last, { ...last }])).toEqual([last]);
+		expect(finalFailures([...entries, last, { ...last }])).toEqual([last]);
 	});
 
 	test('events of another type do not continue each other', () => {
 		const created = attempt(1, 0, false);
 		const updated = attempt(2, 5, true, { event_type: 'Events\\Courses\\Completion_updated' });
-		expect(ids(lastWords([created, updated]))).toEqual([created.id]);
+		expect(ids(finalFailures([created, updated]))).toEqual([created.id]);
 	});
 });
 
@@ -116,7 +119,7 @@ describe('one entry per delivery', () => {
 			attempt(3, 2, false, { updated_at: at(22) }),
 		];
 		const through = [attempt(1, 1, true), attempt(2, 3, true, { updated_at: at(9) })];
-		expect(ids(lastWords([...failed, ...through]))).toEqual(ids(failed));
+		expect(ids(finalFailures([...failed, ...through]))).toEqual(ids(failed));
 	});
 
 	test('a redispatched entry is its redispatch: named while it failed again, not once it went through', () => {
@@ -130,6 +133,6 @@ describe('one entry per delivery', () => {
 			delivery_id: 'r-3',
 			updated_at: at(900),
 		});
-		expect(ids(lastWords([again, through]))).toEqual([again.id]);
+		expect(ids(finalFailures([again, through]))).toEqual([again.id]);
 	});
 });

@@ -1,0 +1,108 @@
+// Reading the platform's delivery log of a subscription (spec operation 13): which entries stand
+// for a delivery the platform could not make, and which of those to redispatch now. Pure: no
+// request, no clock, nothing of n8n at run time. Why these rules: docs/design.md, "Missed
+// deliveries".
+
+/** How far back failed deliveries are redispatched (the delivery ledger remembers longer). */
+export const RECOVERY_HORIZON_MS = 24 * 60 * 60_000;
+/** An entry changed this recently may still be retried by the platform itself. */
+export const SETTLE_MS = 30_000;
+/** A redispatch that failed again is tried again after this long. */
+export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
+/** An attempt logged up to this long before the previous attempt's answer still follows it. */
+const LOG_TIME_TOLERANCE_MS = 1_000;
+
+export interface DeliveryLogEntry {
+	id: number;
+	event_type?: string;
+	delivery_id?: string;
+	success?: boolean;
+	tries?: number;
+	status_code?: number | null;
+	redispatched?: boolean;
+	created_at?: string;
+	updated_at?: string;
+}
+
+export type Verdict = 'redispatch' | 'unsettled' | 'skip';
+
+/** What to do with one entry that stands for a delivery the platform gave up on, at `now`. */
+export function verdictOf(entry: DeliveryLogEntry, now: number): Verdict {
+	if (entry.success !== false) return 'skip';
+	const created = Date.parse(entry.created_at ?? '');
+	const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
+	if (!Number.isFinite(created) || !Number.isFinite(updated)) return 'skip';
+	if (now - created > RECOVERY_HORIZON_MS) return 'skip';
+	if (now - updated < SETTLE_MS) return 'unsettled';
+	if (entry.redispatched === true && now - updated < REDISPATCH_AGAIN_AFTER_MS) return 'skip';
+	return 'redispatch';
+}
+
+interface Timed {
+	entry: DeliveryLogEntry;
+	created: number;
+	updated: number;
+}
+
+/**
+ * The failed entries that are the last word on their delivery, so that each delivery the platform
+ * could not make is redispatched once under either reading of the log (one entry per delivery
+ * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
+ * word when
+ * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
+ *   after it was answered (one entry per attempt; each continuing entry takes one, the nearest);
+ * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
+ * Entries in any order, each named once however often it is given.
+ */
+export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
+	const timed: Timed[] = [];
+	const seen = new Set<number>();
+	for (const entry of entries) {
+		if (seen.has(entry.id)) continue;
+		seen.add(entry.id);
+		const created = Date.parse(entry.created_at ?? '');
+		const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
+		if (Number.isFinite(created) && Number.isFinite(updated))
+			timed.push({ entry, created, updated });
+	}
+	timed.sort((a, b) => a.created - b.created || a.entry.id - b.entry.id);
+	const continued = new Set<number>();
+	const newestOfRedispatch = new Map<string, Timed>();
+	for (const [index, later] of timed.entries()) {
+		const deliveryId = later.entry.delivery_id ?? '';
+		if (deliveryId !== '') {
+			const known = newestOfRedispatch.get(deliveryId);
+			if (known) continued.add(known.entry.id);
+			newestOfRedispatch.set(deliveryId, later);
+		}
+		const tries = later.entry.tries ?? 0;
+		if (tries < 2) continue;
+		for (let i = index - 1; i >= 0; i--) {
+			const earlier = timed[i];
+			if (
+				earlier.entry.success === false &&
+				earlier.entry.tries === tries - 1 &&
+				earlier.entry.event_type === later.entry.event_type &&
+				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
+				!continued.has(earlier.entry.id)
+			) {
+				continued.add(earlier.entry.id);
+				break;
+			}
+		}
+	}
+	return timed
+		.filter(({ entry }) => entry.success === false && !continued.has(entry.id))
+		.map(({ entry }) => entry);
+}
+
+/**
+ * Whether the entry `seen` when the log was read is still as it was in `current`, the same entry
+ * read again (undefined: not found again). A changed one was redispatched meanwhile, by another
+ * process's run.
+ */
+export const untouchedSince = (seen: DeliveryLogEntry, current?: DeliveryLogEntry): boolean =>
+	current !== undefined &&
+	current.redispatched === seen.redispatched &&
+	current.delivery_id === seen.delivery_id &&
+	current.updated_at === seen.updated_at;

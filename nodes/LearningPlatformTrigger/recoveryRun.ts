@@ -1,0 +1,134 @@
+// One recovery run ("Recover Missed Deliveries"): reads the trigger's own subscription's delivery
+// log and has the platform redispatch (spec operation 14) each delivery it could not make, so
+// each arrives again and, recognised by the delivery ledger, starts exactly one execution. When
+// runs happen: recoverySchedule.ts. Why: docs/design.md, "Missed deliveries".
+import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+
+import { apiRequest, clock, readList } from '../shared/transport';
+import {
+	finalFailures,
+	RECOVERY_HORIZON_MS,
+	SETTLE_MS,
+	untouchedSince,
+	verdictOf,
+	type DeliveryLogEntry,
+} from './deliveryLog';
+
+export const MAX_REDISPATCHES_PER_RUN = 100;
+export const MAX_LOG_ENTRIES_READ = 2_000;
+/** Redispatches sent on one fresh look at the log (read again before each batch). */
+export const REDISPATCH_BATCH = 5;
+/** A run looks again, SETTLE_MS apart, while entries were still settling. */
+const PASSES = 3;
+
+export interface RecoveryRun {
+	redispatched: number;
+	/** redispatches the platform declined or that failed */
+	failed: number;
+	read: number;
+	/** the run stopped early: another process started one after it, which covers the rest */
+	superseded?: boolean;
+}
+
+type Context = IHookFunctions | IWebhookFunctions;
+
+/**
+ * The subscription's log back to the horizon or the most a run reads, each entry once: entries
+ * logged while the run reads push older ones onto the next page, where they come again.
+ */
+async function readLog(this: Context, subscriptionId: number): Promise<DeliveryLogEntry[]> {
+	const now = clock().now();
+	const entries = new Map<number, DeliveryLogEntry>();
+	await readList.call(this, `/${subscriptionId}/logs`, (page) => {
+		let withinHorizon = 0;
+		for (const entry of page as unknown as DeliveryLogEntry[]) {
+			entries.set(entry.id, entry);
+			const created = Date.parse(entry.created_at ?? '');
+			if (Number.isNaN(created) || now - created <= RECOVERY_HORIZON_MS) withinHorizon++;
+		}
+		// newest first: a page wholly beyond the horizon ends the search
+		return entries.size >= MAX_LOG_ENTRIES_READ || withinHorizon === 0;
+	});
+	return [...entries.values()];
+}
+
+/**
+ * The current state of `ids`, read again from the newest entries down until all are seen: what
+ * another run (in another process) redispatched meanwhile shows as changed.
+ */
+async function currentState(
+	this: Context,
+	subscriptionId: number,
+	ids: Set<number>,
+): Promise<Map<number, DeliveryLogEntry>> {
+	const found = new Map<number, DeliveryLogEntry>();
+	await readList.call(this, `/${subscriptionId}/logs`, (page) => {
+		for (const entry of page as unknown as DeliveryLogEntry[])
+			if (ids.has(entry.id)) found.set(entry.id, entry);
+		return found.size === ids.size;
+	});
+	return found;
+}
+
+/**
+ * One recovery run: reads the subscription's delivery log and redispatches the deliveries the
+ * platform could not make, one after another, a few at a time, each checked against the log
+ * just before it goes. `superseded` is asked before every look at the log: once it says yes
+ * (another process's later run covers what is left), the run stops.
+ */
+export async function recoverMissedDeliveries(
+	this: Context,
+	subscriptionId: number,
+	superseded: () => boolean = () => false,
+): Promise<RecoveryRun> {
+	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0 };
+	const stop = () => {
+		run.superseded = true;
+		return run;
+	};
+	const done = new Set<number>();
+	for (let pass = 1; pass <= PASSES; pass++) {
+		if (superseded()) return stop();
+		const entries = await readLog.call(this, subscriptionId);
+		run.read += entries.length;
+		const now = clock().now();
+		const candidates: DeliveryLogEntry[] = [];
+		let unsettled = 0;
+		for (const entry of finalFailures(entries)) {
+			if (done.has(entry.id)) continue;
+			const verdict = verdictOf(entry, now);
+			if (verdict === 'redispatch') candidates.push(entry);
+			if (verdict === 'unsettled') unsettled++;
+		}
+		for (let start = 0; start < candidates.length; start += REDISPATCH_BATCH) {
+			if (superseded()) return stop();
+			const batch = candidates.slice(start, start + REDISPATCH_BATCH);
+			const current = await currentState.call(
+				this,
+				subscriptionId,
+				new Set(batch.map((e) => e.id)),
+			);
+			for (const entry of batch) {
+				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) return run;
+				// another process's run redispatched it since this run read the log
+				if (!untouchedSince(entry, current.get(entry.id))) continue;
+				done.add(entry.id);
+				try {
+					const answer = (await apiRequest.call(
+						this,
+						'POST',
+						'webhook',
+						`/${subscriptionId}/logs/${entry.id}/redispatch`,
+					)) as { data?: IDataObject };
+					if (answer?.data?.success === false) run.failed++;
+					else run.redispatched++;
+				} catch {
+					run.failed++;
+				}
+			}
+		}
+		if (unsettled === 0 || pass === PASSES) break;
+		await clock().sleep(SETTLE_MS);
+	}
+	return run;
+}

@@ -1,0 +1,43 @@
+/** The delivery ledger's stored text: what is written is read back, to the minute. */
+import {
+	entryText,
+	groupsText,
+	ledgerText,
+	parseLedgerText,
+} from '../../nodes/LearningPlatformTrigger/ledgerText';
+
+const minute = 29_000_000; // Unix minutes, in 2025
+const key = (name: string) => `${name}____________`.slice(0, 12);
+
+test('writer, minute groups and own entry read back; each counts from the last second of its minute', () => {
+	const shared = new Map([
+		[key('b'), minute * 60 + 70], // the next minute
+		[key('a'), minute * 60 + 5],
+		[key('c'), minute * 60 + 10],
+	]);
+	const text = ledgerText(
+		{ tag: 'tag1', at: 1_740_000_000_123 },
+		groupsText(shared),
+		entryText(key('own'), minute * 60 + 130),
+	);
+	// one group per minute, oldest first, keys with nothing between them
+	expect(text).toBe(
+		`~tag1.${(1_740_000_000_123).toString(36)} ${minute.toString(36)}:${key('a')}${key('c')} ${(minute + 1).toString(36)}:${key('b')} ${(minute + 2).toString(36)}:${key('own')}`,
+	);
+	const { writer, deliveries } = parseLedgerText(text);
+	expect(writer).toEqual({ tag: 'tag1', at: 1_740_000_000_123 });
+	expect([...deliveries]).toEqual([
+		[key('a'), minute * 60 + 59],
+		[key('c'), minute * 60 + 59],
+		[key('b'), (minute + 1) * 60 + 59],
+		[key('own'), (minute + 2) * 60 + 59],
+	]);
+});
+
+test('no text yet (or not a text) holds nothing; an empty list of groups writes none', () => {
+	expect(parseLedgerText(undefined)).toEqual({ deliveries: new Map() });
+	expect(parseLedgerText({ [key('a')]: 1 })).toEqual({ deliveries: new Map() });
+	expect(ledgerText({ tag: 't', at: 35 }, groupsText(new Map()), entryText(key('a'), 60))).toBe(
+		`~t.z 1:${key('a')}`,
+	);
+});
