@@ -221,7 +221,7 @@ export function browserSuite(ctx: StackContext): void {
 			await part('open the recipe: course completed → a row in Google Sheets', async () => {
 				await openWorkflow(RECIPE_WORKFLOW);
 				await expectVisible(nodeOnCanvas(TRIGGER_NODE));
-				await expectVisible(nodeOnCanvas('Add row to sheet'));
+				await expectVisible(nodeOnCanvas('Add or update row'));
 				await picture('recipe-canvas');
 			});
 		});

@@ -123,6 +123,8 @@ export function smokeSuite(ctx: StackContext): void {
 				'LpDemoHrAssist0',
 				'LpDemoHrMcp0000',
 				'LpDemoSheets0000',
+				'LpDemoSheetsPoll',
+				'LpDemoWeeklyRep0',
 			]);
 
 			const live = (await control.subscriptions(ctx.stack.sandbox!.username)).filter(
