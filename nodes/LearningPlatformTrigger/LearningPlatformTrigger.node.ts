@@ -301,7 +301,8 @@ export class LearningPlatformTrigger implements INodeType {
 				(await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat'
 			) {
 				// a repeat too tells this process which recovery runs the others started
-				if (subscriptionToRecover !== undefined) noteRecoveryMark.call(this, staticData);
+				if (subscriptionToRecover !== undefined)
+					noteRecoveryMark.call(this, staticData, subscriptionToRecover);
 				this.logger.debug(
 					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
 					{ event, workflowId: this.getWorkflow().id },

@@ -26,15 +26,34 @@ export interface DeliveryLogEntry {
 
 export type Verdict = 'redispatch' | 'unsettled' | 'skip';
 
-/** What to do with one entry that stands for a delivery the platform gave up on, at `now`. */
-export function verdictOf(entry: DeliveryLogEntry, now: number): Verdict {
+/**
+ * What to do with one entry that stands for a delivery the platform gave up on, at `now`.
+ * `asked`: what the entry showed when this trigger asked for its redispatch, if it did.
+ *
+ * An entry is redispatched once. Again only when the entry itself shows that the redispatch
+ * failed: it recorded the redispatch's attempts (more `tries` than when it was asked for, or,
+ * asked for by a process whose memory is lost, a `delivery_id` of its redispatch) and is still
+ * failed, ten minutes on. An entry that was asked for and shows no new attempt, or that is only
+ * flagged `redispatched`, went on as entries of their own (judged as they come) or was declined.
+ */
+export function verdictOf(
+	entry: DeliveryLogEntry,
+	now: number,
+	asked?: { tries: number },
+): Verdict {
 	if (entry.success !== false) return 'skip';
 	const created = Date.parse(entry.created_at ?? '');
 	const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
 	if (!Number.isFinite(created) || !Number.isFinite(updated)) return 'skip';
 	if (now - created > RECOVERY_HORIZON_MS) return 'skip';
 	if (now - updated < SETTLE_MS) return 'unsettled';
-	if (entry.redispatched === true && now - updated < REDISPATCH_AGAIN_AFTER_MS) return 'skip';
+	const recordsItsRedispatch = asked
+		? (entry.tries ?? 0) > asked.tries
+		: entry.redispatched === true && (entry.delivery_id ?? '') !== '';
+	if (asked || entry.redispatched === true) {
+		if (!recordsItsRedispatch) return 'skip';
+		if (now - updated < REDISPATCH_AGAIN_AFTER_MS) return 'skip';
+	}
 	return 'redispatch';
 }
 
@@ -106,3 +125,12 @@ export const untouchedSince = (seen: DeliveryLogEntry, current?: DeliveryLogEntr
 	current.redispatched === seen.redispatched &&
 	current.delivery_id === seen.delivery_id &&
 	current.updated_at === seen.updated_at;
+
+/**
+ * Whether a page of the log lists its entries oldest first. The spec shows no order: an ordinary
+ * paginated query lists oldest first, the sandbox and many dashboards newest first. Ids grow with
+ * time, so the page's first and last entries tell.
+ */
+export function listsOldestFirst(page: DeliveryLogEntry[]): boolean {
+	return page.length > 1 && page[0].id < page[page.length - 1].id;
+}

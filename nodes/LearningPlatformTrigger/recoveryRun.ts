@@ -4,15 +4,17 @@
 // runs happen: recoverySchedule.ts. Why: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { apiRequest, clock, readList } from '../shared/transport';
+import { apiRequest, clock, listPage, type ListPage } from '../shared/transport';
 import {
 	finalFailures,
+	listsOldestFirst,
 	RECOVERY_HORIZON_MS,
 	SETTLE_MS,
 	untouchedSince,
 	verdictOf,
 	type DeliveryLogEntry,
 } from './deliveryLog';
+import type { Redispatches } from './redispatchMemory';
 
 export const MAX_REDISPATCHES_PER_RUN = 100;
 export const MAX_LOG_ENTRIES_READ = 2_000;
@@ -33,15 +35,39 @@ export interface RecoveryRun {
 type Context = IHookFunctions | IWebhookFunctions;
 
 /**
+ * Reads the subscription's log newest first, whatever order the platform lists it in, a page at
+ * a time, until `stop` says so or the log ends: oldest first, the newest are on the last page.
+ */
+async function readNewestFirst(
+	this: Context,
+	subscriptionId: number,
+	stop: (page: DeliveryLogEntry[]) => boolean,
+): Promise<void> {
+	const path = `/${subscriptionId}/logs`;
+	const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
+	const first = await listPage.call(this, path, 1);
+	if (listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined) {
+		for (let page = first.lastPage; page > 1; page--)
+			if (stop(entriesOf(await listPage.call(this, path, page)).reverse())) return;
+		stop(entriesOf(first).reverse());
+		return;
+	}
+	for (let page: ListPage | undefined = first; page; ) {
+		if (stop(entriesOf(page))) return;
+		page = page.nextPage === undefined ? undefined : await listPage.call(this, path, page.nextPage);
+	}
+}
+
+/**
  * The subscription's log back to the horizon or the most a run reads, each entry once: entries
  * logged while the run reads push older ones onto the next page, where they come again.
  */
 async function readLog(this: Context, subscriptionId: number): Promise<DeliveryLogEntry[]> {
 	const now = clock().now();
 	const entries = new Map<number, DeliveryLogEntry>();
-	await readList.call(this, `/${subscriptionId}/logs`, (page) => {
+	await readNewestFirst.call(this, subscriptionId, (page) => {
 		let withinHorizon = 0;
-		for (const entry of page as unknown as DeliveryLogEntry[]) {
+		for (const entry of page) {
 			entries.set(entry.id, entry);
 			const created = Date.parse(entry.created_at ?? '');
 			if (Number.isNaN(created) || now - created <= RECOVERY_HORIZON_MS) withinHorizon++;
@@ -62,9 +88,8 @@ async function currentState(
 	ids: Set<number>,
 ): Promise<Map<number, DeliveryLogEntry>> {
 	const found = new Map<number, DeliveryLogEntry>();
-	await readList.call(this, `/${subscriptionId}/logs`, (page) => {
-		for (const entry of page as unknown as DeliveryLogEntry[])
-			if (ids.has(entry.id)) found.set(entry.id, entry);
+	await readNewestFirst.call(this, subscriptionId, (page) => {
+		for (const entry of page) if (ids.has(entry.id)) found.set(entry.id, entry);
 		return found.size === ids.size;
 	});
 	return found;
@@ -74,12 +99,14 @@ async function currentState(
  * One recovery run: reads the subscription's delivery log and redispatches the deliveries the
  * platform could not make, one after another, a few at a time, each checked against the log
  * just before it goes. `superseded` is asked before every look at the log: once it says yes
- * (another process's later run covers what is left), the run stops.
+ * (another process's later run covers what is left), the run stops. `asked` is what was asked
+ * for before (read and added to).
  */
 export async function recoverMissedDeliveries(
 	this: Context,
 	subscriptionId: number,
 	superseded: () => boolean = () => false,
+	asked: Redispatches = new Map(),
 ): Promise<RecoveryRun> {
 	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0 };
 	const stop = () => {
@@ -96,7 +123,7 @@ export async function recoverMissedDeliveries(
 		let unsettled = 0;
 		for (const entry of finalFailures(entries)) {
 			if (done.has(entry.id)) continue;
-			const verdict = verdictOf(entry, now);
+			const verdict = verdictOf(entry, now, asked.get(entry.id));
 			if (verdict === 'redispatch') candidates.push(entry);
 			if (verdict === 'unsettled') unsettled++;
 		}
@@ -113,6 +140,8 @@ export async function recoverMissedDeliveries(
 				// another process's run redispatched it since this run read the log
 				if (!untouchedSince(entry, current.get(entry.id))) continue;
 				done.add(entry.id);
+				// remembered before it is asked for, so a failed request is not asked for twice either
+				asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
 				try {
 					const answer = (await apiRequest.call(
 						this,

@@ -5,6 +5,7 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 
 import { clock, listPage, statusOf } from '../shared/transport';
 import { MAX_REDISPATCHES_PER_RUN, recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
+import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { probeWebhook, webhookLive } from './webhookProbe';
 
 interface Schedule {
@@ -31,6 +32,7 @@ let processStartedAt = Math.floor(performance.timeOrigin);
 
 /** For tests: forgets every run and stops every schedule, as a process started at `startedAt`. */
 export function resetRecoveryState(startedAt = clock().now()): void {
+	resetRedispatchMemory();
 	running.clear();
 	lastRunHere.clear();
 	unfinished.clear();
@@ -107,8 +109,14 @@ function supersededRun(scope: string, mark: number): boolean {
  * Every delivery that passed the checks: this process learns which recovery runs other processes
  * started, from the static data n8n loaded for it.
  */
-export function noteRecoveryMark(this: IWebhookFunctions, staticData: IDataObject): void {
-	learnMark(scopeOf.call(this), staticData);
+export function noteRecoveryMark(
+	this: IWebhookFunctions,
+	staticData: IDataObject,
+	subscriptionId: number,
+): void {
+	const scope = scopeOf.call(this);
+	learnMark(scope, staticData);
+	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
 }
 
 /**
@@ -134,7 +142,8 @@ async function runOnce(
 	running.add(scope);
 	try {
 		const superseded = () => mark !== undefined && supersededRun(scope, mark);
-		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded);
+		const asked = redispatchesOf(scope, subscriptionId);
+		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded, asked);
 		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) unfinished.add(scope);
 		else unfinished.delete(scope);
 		logRun.call(this, why, run);
@@ -207,7 +216,9 @@ export function recoverAfterActivation(
 	subscriptionId: number,
 ): void {
 	const mark = clock().now();
-	markRun(scopeOf.call(this), staticData, mark);
+	const scope = scopeOf.call(this);
+	markRun(scope, staticData, mark);
+	shareRedispatches(scope, staticData, subscriptionId, mark, true);
 	const url = this.getNodeWebhookUrl('default') ?? '';
 	void (async () => {
 		await webhookLive.call(this, url);
@@ -231,8 +242,10 @@ export function recoverFromDelivery(
 	const scope = scopeOf.call(this);
 	const now = clock().now();
 	const newest = learnMark(scope, staticData);
-	// n8n saves `staticData` with this delivery: never with an older mark than this process knows
+	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
+	// this process has
 	if (newest > Number(staticData[SCANNED_AT] ?? -Infinity)) staticData[SCANNED_AT] = newest;
+	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	const ranEver = Number.isFinite(newest);
 	const due = !ranEver || now - newest >= RESCAN_INTERVAL_MS;
 	const startedSinceProcessStart = ranEver && newest >= processStartedAt;

@@ -42,7 +42,7 @@ function startProcess(startGate?: Promise<void>) {
 		logs,
 		deliver: (staticData: IDataObject) => recovery.recoverFromDelivery.call(context, staticData, 7),
 		/** a delivery this process recognised as a repeat: n8n loaded `staticData` for it */
-		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark.call(context, staticData),
+		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark.call(context, staticData, 7),
 	};
 }
 

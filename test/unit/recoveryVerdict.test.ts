@@ -43,12 +43,37 @@ test('an entry changed in the last 30 s may still be retried by the platform: it
 	expect(verdictOf(entry({ updated_at: ago(SETTLE_MS + 1_000) }), now)).toBe('redispatch');
 });
 
-test('a redispatch that failed again is tried again only after ten minutes', () => {
-	const redispatched = { redispatched: true };
-	expect(verdictOf(entry({ ...redispatched, updated_at: ago(60_000) }), now)).toBe('skip');
+test('an entry that records its redispatch (its delivery_id) and is still failed is redispatched again, ten minutes on', () => {
+	const recorded = { redispatched: true, delivery_id: '5f0c3a52-redispatch', tries: 6 };
+	expect(verdictOf(entry({ ...recorded, updated_at: ago(60_000) }), now)).toBe('skip');
 	expect(
-		verdictOf(entry({ ...redispatched, updated_at: ago(REDISPATCH_AGAIN_AFTER_MS + 1_000) }), now),
+		verdictOf(entry({ ...recorded, updated_at: ago(REDISPATCH_AGAIN_AFTER_MS + 1_000) }), now),
 	).toBe('redispatch');
+});
+
+test('an entry only flagged redispatched (no delivery_id) is never redispatched again: its redispatch was logged apart', () => {
+	const flagged = { redispatched: true, delivery_id: '', tries: 3 };
+	expect(verdictOf(entry({ ...flagged, updated_at: ago(9 * 60 * 60_000) }), now)).toBe('skip');
+});
+
+test('an entry this trigger asked for: again only when it shows more attempts than then, ten minutes on', () => {
+	const asked = { tries: 3 };
+	// untouched (the redispatch logged apart) or declined: never again, whatever its age or flag
+	expect(verdictOf(entry({ tries: 3, updated_at: ago(9 * 60 * 60_000) }), now, asked)).toBe('skip');
+	expect(
+		verdictOf(
+			entry({ tries: 3, redispatched: true, delivery_id: 'x', updated_at: ago(9 * 60 * 60_000) }),
+			now,
+			asked,
+		),
+	).toBe('skip');
+	// it recorded the redispatch's attempts, and they failed
+	expect(verdictOf(entry({ tries: 6, updated_at: ago(60_000) }), now, asked)).toBe('skip');
+	expect(
+		verdictOf(entry({ tries: 6, updated_at: ago(REDISPATCH_AGAIN_AFTER_MS + 1_000) }), now, asked),
+	).toBe('redispatch');
+	// it recorded them and they went through
+	expect(verdictOf(entry({ tries: 4, success: true }), now, asked)).toBe('skip');
 });
 
 test('an entry without readable times is left alone', () => {

@@ -11,6 +11,8 @@ export interface ListPage {
 	items: IDataObject[];
 	/** the page after this one, or undefined when this is the last */
 	nextPage: number | undefined;
+	/** the list's last page, when the API says (`meta.last_page`) */
+	lastPage: number | undefined;
 }
 
 interface ListEnvelope {
@@ -53,7 +55,12 @@ export async function listPage(
 		qs: { ...(options.qs ?? {}), page, perPage: LIST_PAGE_SIZE },
 	})) as ListEnvelope;
 	const items = (Array.isArray(envelope?.data) ? envelope.data : []) as IDataObject[];
-	return { items, nextPage: nextPageOf(envelope ?? {}, page, items.length) };
+	const lastPage = Number(envelope?.meta?.last_page);
+	return {
+		items,
+		nextPage: nextPageOf(envelope ?? {}, page, items.length),
+		lastPage: Number.isInteger(lastPage) && lastPage > 0 ? lastPage : undefined,
+	};
 }
 
 /**
