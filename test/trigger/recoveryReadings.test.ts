@@ -1,0 +1,245 @@
+/**
+ * Recovery under every reading of the platform that the spec leaves open (sandbox switches
+ * `deliveryLog`, `redispatchEntry`, `logOrder`): a redispatch that went through is never asked for
+ * again, a day-old history does not hide the newest failures, a declined redispatch is not asked
+ * for again. Deliveries fail while the subscription points at https://n8n.test (does not resolve),
+ * as when n8n is down; then it points at a local receiver that answers 200, as n8n back up.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { IDataObject } from 'n8n-workflow';
+
+import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
+import {
+	redispatchesOf,
+	resetRedispatchMemory,
+	shareRedispatches,
+	type Redispatches,
+} from '../../nodes/LearningPlatformTrigger/redispatchMemory';
+import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
+import { withAheadClock } from '../support/fakeClock';
+import { hookContext, runHook } from '../support/n8n';
+import { exchangeElsewhere, withPair } from '../transport/helpers';
+import { setUpTriggerTests, type TriggerTestContext } from './setup';
+
+const NODE_KEY = 'node:Learning Platform Trigger';
+const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
+const HOUR = 60 * 60_000;
+
+jest.setTimeout(120_000);
+
+const trigger = new LearningPlatformTrigger();
+let t: TriggerTestContext;
+let receiver: Server;
+let receiverUrl: string;
+/** what the receiver got, as n8n back up would: per subscription (the path ends with its id) */
+const received: Array<{ path: string; delivery_id: string }> = [];
+const receivedBy = (subscriptionId: number) =>
+	received.filter((r) => r.path.endsWith(`/${subscriptionId}`)).length;
+
+beforeAll(async () => {
+	t = await setUpTriggerTests('recovery-readings');
+	receiver = createServer((req, res) => {
+		let body = '';
+		req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+		req.on('end', () => {
+			const { delivery_id } = JSON.parse(body) as { delivery_id: string };
+			received.push({ path: req.url ?? '', delivery_id });
+			res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+		});
+	});
+	await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+	receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/n8n-back-up`;
+});
+afterAll(async () => {
+	await t.sandbox.control.setConfig({
+		deliveryLog: 'perDelivery',
+		redispatchEntry: 'marks',
+		logOrder: 'newestFirst',
+	});
+	await new Promise((resolve) => receiver.close(resolve));
+	await t.close();
+});
+
+let paths = 0;
+
+/** A subscription whose deliveries fail (n8n down), and a hook context of its workflow. */
+async function subscribed() {
+	const path = `readings-${++paths}`;
+	const staticData: IDataObject = {};
+	const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
+	const options = {
+		parameters,
+		credentials: t.credentials,
+		staticData,
+		webhookBaseUrl: `https://n8n.test/${path}`,
+	};
+	await runHook(trigger, 'create', options);
+	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
+	return { subscriptionId, staticData, context: hookContext(trigger, options) };
+}
+
+async function missedDeliveries(subscriptionId: number, count: number) {
+	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
+	for (let i = 0; i < count; i += 20)
+		await Promise.all(
+			Array.from({ length: Math.min(20, count - i) }, () =>
+				t.sandbox.control.simulateCompletion({}),
+			),
+		);
+	await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + count, 30_000);
+}
+
+/** n8n is back up: the subscription now points at the receiver. */
+async function backUp(subscriptionId: number) {
+	let answer = await t.api('PATCH', `/${subscriptionId}`, {
+		url: `${receiverUrl}/${subscriptionId}`,
+	});
+	if (answer.status === 401) {
+		// the API key's 24 hours are over on the platform's moved clock: rotate, as n8n would
+		const data = t.credentials.data;
+		const { json } = await exchangeElsewhere(t.sandbox, t.username, data.refreshToken as string);
+		t.credentials.replace(withPair(data, json, json.expires_in * 1000));
+		answer = await t.api('PATCH', `/${subscriptionId}`, {
+			url: `${receiverUrl}/${subscriptionId}`,
+		});
+	}
+	expect(answer.status).toBe(200);
+}
+
+/** How far the platform's clock is ahead of the wall clock (tests move it): n8n's clock follows. */
+async function platformAhead(): Promise<number> {
+	return (await t.sandbox.control.getClock()).now - Date.now();
+}
+
+async function redispatchRequests(subscriptionId: number) {
+	return (await t.sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
+		r.path.includes(`/${subscriptionId}/logs/`),
+	);
+}
+
+const orders = (['perDelivery', 'perAttempt'] as const).flatMap((deliveryLog) =>
+	(['newestFirst', 'oldestFirst'] as const).map((logOrder) => ({ deliveryLog, logOrder })),
+);
+
+// First in the file: every completion is delivered to every subscription made so far.
+describe.each(orders)('log $deliveryLog, $logOrder', (reading) => {
+	beforeAll(async () => {
+		await t.sandbox.control.setConfig({ ...reading, allowHttpWebhookUrls: true });
+	});
+
+	test('after a history older than a day (more than a page), an outage is recovered from the newest entries', async () => {
+		const { subscriptionId, context } = await subscribed();
+		await missedDeliveries(subscriptionId, 101);
+		await t.sandbox.control.advanceClock(25 * HOUR);
+		await missedDeliveries(subscriptionId, 3);
+		await backUp(subscriptionId);
+
+		const ahead = await platformAhead();
+		await withAheadClock(async (time) => {
+			time.offset = ahead + SETTLE_MS + 1_000;
+			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			expect(run).toMatchObject({ redispatched: 3, failed: 0 });
+		});
+		const asked = (await redispatchRequests(subscriptionId)).map((r) =>
+			Number(r.path.split('/logs/')[1].split('/')[0]),
+		);
+		const log = (await t.api('GET', `/${subscriptionId}/logs?perPage=100&page=1`)).body as {
+			meta: { total: number };
+		};
+		expect(log.meta.total).toBeGreaterThanOrEqual(104);
+		// the three newest deliveries' entries, not any of the day-old ones
+		const newest = (await t.sandbox.control.deliveries({ subscriptionId }))
+			.slice(-6)
+			.map((d) => d.log_id);
+		for (const id of asked) expect(newest).toContain(id);
+	});
+});
+
+const readings = (['perDelivery', 'perAttempt'] as const).flatMap((deliveryLog) =>
+	(['marks', 'flagOnly', 'untouched'] as const).flatMap((redispatchEntry) =>
+		(['newestFirst', 'oldestFirst'] as const).map((logOrder) => ({
+			deliveryLog,
+			redispatchEntry,
+			logOrder,
+		})),
+	),
+);
+
+describe.each(readings)('log $deliveryLog, redispatch $redispatchEntry, $logOrder', (reading) => {
+	beforeAll(async () => {
+		await t.sandbox.control.setConfig({ ...reading, allowHttpWebhookUrls: true });
+	});
+	beforeEach(() => resetRedispatchMemory());
+
+	test('deliveries redispatched once are not asked for again 9 hours later, in this process or after a restart', async () => {
+		const { subscriptionId, staticData, context } = await subscribed();
+		await missedDeliveries(subscriptionId, 2);
+		await backUp(subscriptionId);
+		const asked: Redispatches = new Map();
+
+		const ahead = await platformAhead();
+		await withAheadClock(async (time) => {
+			time.offset = ahead + SETTLE_MS + 1_000;
+			const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
+		});
+		await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 10_000);
+		expect(receivedBy(subscriptionId)).toBe(2);
+
+		// the memory as a new delivery's save carries it, then the process restarts
+		const scope = `${context.getWorkflow().id ?? ''}:${context.getNode().id}`;
+		for (const [id, seen] of asked) redispatchesOf(scope, subscriptionId).set(id, seen);
+		shareRedispatches(scope, staticData, subscriptionId, Date.now(), true);
+		resetRedispatchMemory();
+		shareRedispatches(scope, staticData, subscriptionId, Date.now(), false);
+		const restored = redispatchesOf(scope, subscriptionId);
+		expect([...restored.keys()].sort()).toEqual([...asked.keys()].sort());
+
+		await withAheadClock(async (time) => {
+			time.offset = ahead + 9 * HOUR;
+			const sameProcess = await recoverMissedDeliveries.call(
+				context,
+				subscriptionId,
+				undefined,
+				asked,
+			);
+			expect(sameProcess).toMatchObject({ redispatched: 0, failed: 0 });
+			const afterRestart = await recoverMissedDeliveries.call(
+				context,
+				subscriptionId,
+				undefined,
+				restored,
+			);
+			expect(afterRestart).toMatchObject({ redispatched: 0, failed: 0 });
+		});
+		expect(await redispatchRequests(subscriptionId)).toHaveLength(2);
+		expect(receivedBy(subscriptionId)).toBe(2);
+	});
+});
+
+test('a redispatch the platform declines (the payload model is gone) is not asked for again', async () => {
+	await t.sandbox.control.setConfig({
+		deliveryLog: 'perDelivery',
+		redispatchEntry: 'marks',
+		logOrder: 'newestFirst',
+	});
+	const { subscriptionId, context } = await subscribed();
+	await missedDeliveries(subscriptionId, 1);
+	const [delivery] = await t.sandbox.control.deliveries({ subscriptionId });
+	const userId = (JSON.parse(delivery.body) as { payload: { completion: { user_id: number } } })
+		.payload.completion.user_id;
+	await t.sandbox.control.simulateUserDeletion(userId);
+	const asked: Redispatches = new Map();
+	const ahead = await platformAhead();
+	await withAheadClock(async (time) => {
+		time.offset = ahead + SETTLE_MS + 1_000;
+		const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+		expect(first).toMatchObject({ redispatched: 0, failed: 1 });
+		time.offset = ahead + 9 * HOUR;
+		const later = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+		expect(later).toMatchObject({ redispatched: 0, failed: 0 });
+	});
+	expect(await redispatchRequests(subscriptionId)).toHaveLength(1);
+});
