@@ -22,7 +22,7 @@ import {
 	recoverFromDelivery,
 	stopRecovering,
 } from './recoverySchedule';
-import { verifyDelivery } from './signature';
+import { verifyDelivery, type VerificationFailure } from './signature';
 import {
 	createSubscription,
 	deleteSubscription,
@@ -66,6 +66,21 @@ function startRecovery(this: IHookFunctions): void {
 	const staticData = this.getWorkflowStaticData('node');
 	const { subscriptionId } = readStoredSubscription(staticData);
 	if (subscriptionId !== undefined) recoverAfterActivation.call(this, staticData, subscriptionId);
+}
+
+/**
+ * A refused delivery, with its reason (never a secret or the body), so an operator can tell a
+ * wrong secret from a replay or a stranger. A request that carries neither token nor signature
+ * (the trigger's own liveness probe, a scanner) is routine: debug; the others at warn, as n8n
+ * logs a webhook call it cannot serve.
+ */
+function logRefusal(this: IWebhookFunctions, reason: VerificationFailure): void {
+	const routine = reason === 'missing-token' || reason === 'no-body';
+	const log = routine ? this.logger.debug : this.logger.warn;
+	log.call(this.logger, `Learning Platform Trigger: a delivery was refused (401): ${reason}`, {
+		reason,
+		workflowId: this.getWorkflow().id,
+	});
 }
 
 function parseDelivery(rawBody: Buffer): IDataObject | undefined {
@@ -270,7 +285,10 @@ export class LearningPlatformTrigger implements INodeType {
 			},
 			{ signingKey: stored.signingKey, authToken: stored.authToken },
 		);
-		if (!verification.valid) return reject.call(this, 401, 'Unauthorized');
+		if (!verification.valid) {
+			logRefusal.call(this, verification.reason);
+			return reject.call(this, 401, 'Unauthorized');
+		}
 
 		const delivery = parseDelivery(request.rawBody);
 		if (delivery === undefined)

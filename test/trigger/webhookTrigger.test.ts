@@ -5,6 +5,8 @@
  * sandbox sent (captured from /__sandbox/deliveries, since it only delivers to https URLs).
  */
 import { createHmac } from 'node:crypto';
+import { Logger } from '@n8n/backend-common';
+import { Container } from '@n8n/di';
 import type { IDataObject } from 'n8n-workflow';
 
 import { DeliveryLedger, useLedger } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
@@ -513,6 +515,46 @@ describe('deliveries', () => {
 	test('a wrong or missing bearer token is answered 401, even with a valid signature', async () => {
 		await expectRejected(headersWith({ authorization: 'Bearer not-the-token' }));
 		await expectRejected(headersWith({ authorization: undefined }));
+	});
+
+	test('a refused delivery is logged with its reason (warn; debug without any credentials), never a secret or the body', async () => {
+		// n8n-core's contexts take their logger from the container: a recording one for this test
+		const n8nLogger = Container.get(Logger);
+		const lines: Record<'warn' | 'debug', unknown[][]> = { warn: [], debug: [] };
+		const record =
+			(level: 'warn' | 'debug') =>
+			(...args: unknown[]) =>
+				lines[level].push(args);
+		Container.set(Logger, {
+			warn: record('warn'),
+			debug: record('debug'),
+			info: () => {},
+			error: () => {},
+		} as unknown as Logger);
+		try {
+			await expectRejected(headersWith({ authorization: 'Bearer not-the-token' }));
+			await expectRejected(headersWith({ 'x-signature': 'f'.repeat(64) }));
+			await expectRejected(headersWith({ authorization: undefined }));
+			const refusals = (calls: unknown[][]) =>
+				calls
+					.filter(([message]) => String(message).includes('a delivery was refused'))
+					.map(([message, meta]) => [message, (meta as { reason: string }).reason]);
+			expect(refusals(lines.warn)).toEqual([
+				['Learning Platform Trigger: a delivery was refused (401): wrong-token', 'wrong-token'],
+				[
+					'Learning Platform Trigger: a delivery was refused (401): wrong-signature',
+					'wrong-signature',
+				],
+			]);
+			expect(refusals(lines.debug)).toEqual([
+				['Learning Platform Trigger: a delivery was refused (401): missing-token', 'missing-token'],
+			]);
+			const logged = JSON.stringify([...lines.warn, ...lines.debug]);
+			for (const secret of [stored(a).authToken, stored(a).signingKey, rawBody.toString()])
+				expect(logged).not.toContain(String(secret));
+		} finally {
+			Container.set(Logger, n8nLogger);
+		}
 	});
 
 	test('without stored secrets every delivery is rejected', async () => {
