@@ -10,6 +10,8 @@ import {
 } from '../../nodes/shared/transport/refusal';
 
 const dead = { deadToken: 'fp-dead', deadSince: 1_000_000 };
+/** The settle time users are told about (docs/nodes.md, "Credential"; docs/design.md, "Rotation"): 45 s. */
+const SETTLE_MS = 45_000;
 
 describe('decideAfterRefusal', () => {
 	test('stored credential moved on (another execution stored a new pair): retry at once', () => {
@@ -21,7 +23,7 @@ describe('decideAfterRefusal', () => {
 			decideAfterRefusal({
 				...dead,
 				stored: 'fp-new',
-				now: dead.deadSince + 10 * REFUSAL_SETTLE_MS,
+				now: dead.deadSince + 10 * SETTLE_MS,
 				pauses: 30,
 			}),
 		).toEqual({
@@ -44,7 +46,7 @@ describe('decideAfterRefusal', () => {
 			decideAfterRefusal({
 				...dead,
 				stored: 'fp-dead',
-				now: dead.deadSince + REFUSAL_SETTLE_MS - 300,
+				now: dead.deadSince + SETTLE_MS - 300,
 				pauses: 10,
 			}),
 		).toEqual({ action: 'pause', ms: 300 });
@@ -55,7 +57,7 @@ describe('decideAfterRefusal', () => {
 			decideAfterRefusal({
 				...dead,
 				stored: 'fp-dead',
-				now: dead.deadSince + REFUSAL_SETTLE_MS,
+				now: dead.deadSince + SETTLE_MS,
 				pauses: 12,
 			}),
 		).toEqual({
@@ -67,15 +69,19 @@ describe('decideAfterRefusal', () => {
 			decideAfterRefusal({
 				...dead,
 				stored: 'fp-dead',
-				now: dead.deadSince + REFUSAL_SETTLE_MS + 1,
+				now: dead.deadSince + SETTLE_MS + 1,
 				pauses: 0,
 			}).action,
 		).toBe('fail');
 	});
 
-	test('the bound is between 30 and 60 s', () => {
-		expect(REFUSAL_SETTLE_MS).toBeGreaterThanOrEqual(30_000);
-		expect(REFUSAL_SETTLE_MS).toBeLessThanOrEqual(60_000);
+	test('the settle time is 45 s: still a pause 1 ms before, final from then on', () => {
+		const at = (elapsed: number) =>
+			decideAfterRefusal({ ...dead, stored: 'fp-dead', now: dead.deadSince + elapsed, pauses: 3 });
+		expect(at(44_999)).toEqual({ action: 'pause', ms: 1 });
+		expect(at(45_000)).toEqual({ action: 'fail', reason: 'unchanged' });
+		// the constant the error message quotes says the same
+		expect(REFUSAL_SETTLE_MS).toBe(45_000);
 	});
 });
 
@@ -110,9 +116,12 @@ describe('settleRefusal', () => {
 			() => undefined,
 		);
 		expect(outcome).toBe('unchanged');
-		expect(time.now()).toBe(dead.deadSince + REFUSAL_SETTLE_MS);
-		expect(time.slept.reduce((a, b) => a + b, 0)).toBe(REFUSAL_SETTLE_MS - 200);
-		expect(reads).toBeLessThanOrEqual(15);
+		expect(time.now()).toBe(dead.deadSince + 45_000);
+		// the pause schedule, the last pause cut to end exactly at the settle time: 44.8 s in all
+		expect(time.slept).toEqual([
+			250, 500, 1000, 2000, 4000, 5000, 5000, 5000, 5000, 5000, 5000, 5000, 2050,
+		]);
+		expect(reads).toBe(14);
 	});
 
 	test('cancellation between reads stops the wait', async () => {
