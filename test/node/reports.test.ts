@@ -1,4 +1,5 @@
 import { json, pairedItems, setUpNodeTests, type NodeTestContext } from './setup';
+import { clock, useClock } from '../../nodes/shared/transport/clock';
 import {
 	MAX_POLL_INTERVAL_MS,
 	nextPollOffsetMs,
@@ -150,14 +151,33 @@ describe('report: getActivityCompletions', () => {
 
 	test('a report that is not ready within the timeout fails naming the request ID and Get Result', async () => {
 		await t.sandbox.control.setConfig({ reportReadyAfterPolls: 1, reportReadyAfterMs: 120_000 });
+		// every wait the node takes, recorded on the clock it waits on
+		const running = clock();
+		const slept: number[] = [];
+		const restore = useClock({
+			now: () => running.now(),
+			sleep: async (ms, signal) => {
+				slept.push(ms);
+				await running.sleep(ms, signal);
+			},
+		});
 		const started = Date.now();
-		const result = await t.run(
-			activityCompletions({ contentId: String(courseId), options: { timeout: 2 } }),
-		);
-		const elapsed = Date.now() - started;
-		expect(elapsed).toBeGreaterThanOrEqual(2000);
-		expect(elapsed).toBeLessThan(6000);
+		const result = await t
+			.run(activityCompletions({ contentId: String(courseId), options: { timeout: 2 } }))
+			.finally(restore);
+		expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
 		const requests = await t.requests('/activitycompletions');
+		// what followed this run's submit (the last request without a requestid)
+		const polls = requests.slice(
+			requests.map((r) => 'requestid' in r.query).lastIndexOf(false) + 1,
+		);
+		// it polled until the deadline, at 1 s and 2 s (one poll more only should the 2 s timer end
+		// a millisecond early), then failed at once: every wait was followed by a poll, and the
+		// waits add up to no more than the 2 s timeout (waiting on to the next poll, 4 s, would not)
+		expect(polls.length).toBeGreaterThanOrEqual(2);
+		expect(polls.length).toBeLessThanOrEqual(3);
+		expect(slept).toHaveLength(polls.length);
+		expect(slept.reduce((sum, ms) => sum + ms, 0)).toBeLessThanOrEqual(2000);
 		const requestId = requests[requests.length - 1].query.requestid;
 		expect(requestId).toMatch(/^\d+$/);
 		expect(result.error?.message).toBe(
