@@ -44,6 +44,7 @@ const runs = [
 ];
 
 const total = { passed: 0, failed: 0, skipped: 0 };
+
 const byOwner = { package: { passed: 0, failed: 0 }, sandbox: { passed: 0, failed: 0 } };
 let exitCode = 0;
 
@@ -68,6 +69,8 @@ const installs = spawn(
 const stopInstalls = () => installs.exitCode === null && installs.kill('SIGTERM');
 process.on('exit', stopInstalls);
 
+// Named again just before the closing line, so that the tail of a long CI log says what failed.
+const failures = [];
 for (const gate of ['lint', 'build']) {
 	const started = Date.now();
 	const result = spawnSync('npm', ['run', gate], { cwd: root, stdio: 'inherit' });
@@ -76,6 +79,7 @@ for (const gate of ['lint', 'build']) {
 		console.log(`[run-tests] ${gate}: passed in ${seconds} s`);
 	} else {
 		console.log(`[run-tests] ${gate}: FAILED (exit ${result.status}) in ${seconds} s`);
+		failures.push(`the ${gate} gate (exit ${result.status})`);
 		total.failed++;
 		exitCode = 1;
 	}
@@ -107,6 +111,20 @@ for (const { project, of, label, output, args, env } of runs) {
 	const failedSuites = report.testResults.filter(
 		(suite) => suite.status === 'failed' && suite.assertionResults.length === 0,
 	).length;
+	for (const suite of report.testResults) {
+		const suiteName = path.relative(root, suite.name);
+		const failedTests = suite.assertionResults.filter((test) => test.status === 'failed');
+		for (const test of failedTests) failures.push(`${label}: ${suiteName} › ${test.fullName}`);
+		if (suite.status === 'failed' && failedTests.length === 0)
+			failures.push(
+				`${label}: ${suiteName} (the suite itself: ${
+					String(suite.message)
+						.replace(/\x1b\[[0-9;]*m/g, '')
+						.split('\n')
+						.find((line) => line.trim()) ?? 'no message'
+				})`,
+			);
+	}
 	total.passed += report.numPassedTests;
 	total.failed += report.numFailedTests + failedSuites;
 	byOwner[of].passed += report.numPassedTests;
@@ -120,6 +138,7 @@ for (const { project, of, label, output, args, env } of runs) {
 fs.writeFileSync(path.join(resultsDir, 'summary.json'), JSON.stringify(total));
 if (total.passed === 0) exitCode = 1;
 if (total.skipped > 0) console.log(`[run-tests] ${total.skipped} skipped`);
+for (const failure of failures) console.log(`[run-tests] FAILED ${failure}`);
 for (const [owner, counts] of Object.entries(byOwner))
 	console.log(`[run-tests] the ${owner}'s tests: ${counts.passed} passed, ${counts.failed} failed`);
 console.log(`${total.passed} passed, ${total.failed} failed`);

@@ -233,14 +233,31 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		expect(subscriptions[0].url.startsWith(stack.webhookBaseUrl)).toBe(true);
 
 		for (let i = 0; i < 3; i++) await control().simulateCompletion({});
-		const executions = await waitFinished(hookWorkflow, 3, 120_000);
+		const attempts = async () =>
+			JSON.stringify(
+				(await control().deliveries({ username: user.username }))
+					.filter((d) => d.subscription_id === subscriptions[0].id)
+					.map((d) => ({
+						ref: d.delivery_ref,
+						attempt: d.attempt,
+						status: d.status_code,
+						error: d.error,
+						ms: d.response_time_ms,
+					})),
+			);
+		const executions = await waitFinished(hookWorkflow, 3, 120_000).catch(async (error) => {
+			// what the platform saw of each attempt and what the main process said of it, so that a
+			// missing execution says why
+			log(`queue webhook trigger: attempts: ${await attempts()}`);
+			log(
+				`queue webhook trigger: main's log: ${JSON.stringify(stack.main.logLines(/learning|delivery|webhook|refus|repeat/i).slice(-40))}`,
+			);
+			throw error;
+		});
 		const deliveries = (await control().deliveries({ username: user.username })).filter(
 			(d) => d.subscription_id === subscriptions[0].id,
 		);
-		// what the platform saw of each attempt, so that a missing execution says why
-		log(
-			`queue webhook trigger: ${executions.length} executions; attempts: ${JSON.stringify(deliveries.map((d) => ({ ref: d.delivery_ref, attempt: d.attempt, status: d.status_code, error: d.error, ms: d.response_time_ms })))}`,
-		);
+		log(`queue webhook trigger: ${executions.length} executions; attempts: ${await attempts()}`);
 		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
 		expect(executions).toHaveLength(3);
 		expect(deliveries.map((d) => d.status_code)).toEqual([200, 200, 200]);
