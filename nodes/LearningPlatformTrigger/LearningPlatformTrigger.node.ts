@@ -16,6 +16,7 @@ import { getEvents } from '../shared/methods';
 import { testLearningPlatformCredential } from '../shared/transport';
 import { deliveryAge } from './deliveryAge';
 import { occurrenceKey, thisProcessLedger } from './deliveryLedger';
+import { occurrenceOf } from './occurrence';
 import {
 	noteRecoveryMark,
 	recoverAfterActivation,
@@ -313,7 +314,9 @@ export class LearningPlatformTrigger implements INodeType {
 					String(stored.subscriptionId ?? ''),
 				],
 				event,
-				delivery.payload ?? request.rawBody.toString('base64'),
+				delivery.payload === undefined || delivery.payload === null
+					? request.rawBody.toString('base64')
+					: occurrenceOf(event, delivery.payload),
 			);
 			if (
 				(await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat'

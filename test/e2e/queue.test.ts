@@ -250,6 +250,9 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			// missing execution says why
 			log(`queue webhook trigger: attempts: ${await attempts()}`);
 			log(
+				`queue webhook trigger: the front's webhook requests: ${JSON.stringify(stack.front.requests.filter((r) => r.url.startsWith('/webhook/')).map((r) => ({ at: new Date(r.at).toISOString(), status: r.status, answeredMs: r.answeredAt && r.answeredAt - r.at, error: r.error })))}`,
+			);
+			log(
 				`queue webhook trigger: main's log: ${JSON.stringify(stack.main.logLines(/learning|delivery|webhook|refus|repeat/i).slice(-40))}`,
 			);
 			throw error;

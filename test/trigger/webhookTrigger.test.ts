@@ -662,10 +662,16 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 			.update(rawBody)
 			.digest('hex'),
 	});
-	/** Another event occurrence: a payload of its own (sign it with signedFor). */
+	let occurrences = 0;
+	/** Another event occurrence: a completion record of its own (sign it with signedFor). */
 	const freshBody = (marker: string) => {
 		const sent = JSON.parse(first.body) as IDataObject;
-		const payload = { ...(sent.payload as IDataObject), marker };
+		const completion = (sent.payload as { completion: IDataObject }).completion;
+		const payload = {
+			...(sent.payload as IDataObject),
+			marker,
+			completion: { ...completion, id: 900_000 + ++occurrences },
+		};
 		return Buffer.from(JSON.stringify({ ...sent, payload }), 'utf8');
 	};
 	/** The same occurrence redispatched: a new send time and delivery id, the same payload. */
@@ -785,6 +791,68 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 		};
 		for (let i = 0; i < 3; i++)
 			expect(started(await deliver(a, signedFor(a, rawBody), rawBody, parameters))).toBe(1);
+	});
+});
+
+describe('a redispatch rendered again from the current records (redispatchPayload: current)', () => {
+	let a: Activation;
+	let subscriptionId: number;
+	let learner: { contentId: number; userId: number };
+	const started = (run: Awaited<ReturnType<typeof deliver>>) =>
+		run.webhookResponse.workflowData?.[0]?.length ?? 0;
+	const payloadOf = (attempt: DeliveryAttempt) =>
+		(JSON.parse(attempt.body) as { payload: { completion: { user: { email: string } } } }).payload;
+	let config: Awaited<ReturnType<typeof t.sandbox.control.getConfig>>;
+
+	beforeAll(async () => {
+		a = activation({ webhookBaseUrl: 'https://n8n.test/rendered-again' });
+		subscriptionId = (await activate(a)).subscriptionId as number;
+		learner = await aCourseAndLearner();
+		config = await t.sandbox.control.getConfig();
+		// one attempt each: n8n.test does not resolve, so every attempt is logged as failed
+		await t.sandbox.control.setConfig({ deliveryMaxAttempts: 1, redispatchPayload: 'current' });
+	});
+	afterAll(async () => {
+		await t.sandbox.control.setConfig({
+			deliveryMaxAttempts: config.deliveryMaxAttempts,
+			redispatchPayload: config.redispatchPayload,
+		});
+		await hook('delete', a);
+	});
+
+	test("one that ran (its answer lost) is acknowledged, though the learner's email changed before the redispatch", async () => {
+		const sent = await captureDelivery(subscriptionId, () =>
+			t.sandbox.control.simulateCompletion(learner),
+		);
+		// n8n ran it; the platform logged a failure (the answer never reached it)
+		expect(started(await deliver(a, sent.headers, Buffer.from(sent.body, 'utf8')))).toBe(1);
+		const email = `renamed-${Date.now()}@example.com`;
+		await t.sandbox.control.simulateUserUpdate(learner.userId, { email });
+
+		const redispatched = await captureDelivery(subscriptionId, async () => {
+			const answer = await t.api('POST', `/${subscriptionId}/logs/${sent.log_id}/redispatch`);
+			expect(answer.status).toBe(200);
+		});
+		// what makes this the case under test: another body, with the new email
+		expect(redispatched.delivery_id).not.toBe('');
+		expect(payloadOf(redispatched).completion.user.email).toBe(email);
+		expect(payloadOf(sent).completion.user.email).not.toBe(email);
+
+		const repeated = await deliver(a, redispatched.headers, Buffer.from(redispatched.body, 'utf8'));
+		expect(started(repeated)).toBe(0);
+		expect(repeated.webhookResponse.webhookResponse).toEqual({
+			received: true,
+			passedOn: false,
+			repeated: true,
+		});
+	});
+
+	test('the same record completed again, a second later, is a new occurrence and runs', async () => {
+		await t.sandbox.control.advanceClock(2_000);
+		const again = await captureDelivery(subscriptionId, () =>
+			t.sandbox.control.simulateCompletion(learner),
+		);
+		expect(started(await deliver(a, again.headers, Buffer.from(again.body, 'utf8')))).toBe(1);
 	});
 });
 

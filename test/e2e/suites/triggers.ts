@@ -198,11 +198,15 @@ export function triggersSuite(ctx: StackContext): void {
 					repeated: true,
 				});
 
-				// Another event occurrence (another payload) with a valid signature still starts one.
-				const sent = JSON.parse(body) as Record<string, unknown>;
+				// Another event occurrence (another completion record) with a valid signature still
+				// starts one.
+				const sent = JSON.parse(body) as { payload: { completion: { id: number } } };
 				const fresh = JSON.stringify({
 					...sent,
-					payload: { ...(sent.payload as Record<string, unknown>), e2e: 'fresh' },
+					payload: {
+						...sent.payload,
+						completion: { ...sent.payload.completion, id: sent.payload.completion.id + 1_000_000 },
+					},
 					delivery_id: 'e2e-fresh',
 				});
 				const signingKey = (await live(hookUser().username))[0].signing_key as string;
