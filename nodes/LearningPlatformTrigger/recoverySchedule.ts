@@ -53,8 +53,8 @@ const SCHEDULE_JITTER_MS = 60_000;
  * that start together do not all read the log at the same moment, and a run started just before
  * in another process has time to learn of this one and stop.
  */
-const START_DELAY_MS = 2_000;
-const START_JITTER_MS = 3_000;
+export const START_DELAY_MS = 2_000;
+export const START_JITTER_MS = 3_000;
 
 type Context = IHookFunctions | IWebhookFunctions;
 
@@ -140,6 +140,10 @@ async function runOnce(
 	const scope = scopeOf.call(this);
 	if (!claimRun(scope, clock().now())) return;
 	running.add(scope);
+	// with the end's line (logRun, logFailure), an operator sees a run still under way
+	this.logger.info(`Learning Platform Trigger: looking for missed deliveries (${why})`, {
+		workflowId: this.getWorkflow().id,
+	});
 	try {
 		const superseded = () => mark !== undefined && supersededRun(scope, mark);
 		const asked = redispatchesOf(scope, subscriptionId);

@@ -409,6 +409,24 @@ export class N8nProcess {
 		await this.start();
 	}
 
+	/** Whether the process is running now (started and not exited). */
+	get running(): boolean {
+		return this.proc !== undefined && !this.proc.hasExited();
+	}
+
+	/**
+	 * Lines of the process as it runs now, since its newest start: the log file spans restarts,
+	 * and what an earlier run of the process left unfinished ended with it.
+	 */
+	logLinesSinceStart(re?: RegExp): string[] {
+		const lines = this.logLines();
+		let start = 0;
+		for (let i = 0; i < lines.length; i++)
+			if (/^===== \S+ n8n \S+ \(start #\d+\)$/.test(lines[i])) start = i;
+		const current = lines.slice(start);
+		return re ? current.filter((l) => re.test(l)) : current;
+	}
+
 	/** Lines of n8n's own log matching a pattern (for assertions and diagnostics). */
 	logLines(re?: RegExp): string[] {
 		if (!fs.existsSync(this.logFile)) return [];

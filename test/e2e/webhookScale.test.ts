@@ -38,6 +38,10 @@ import {
 	type SandboxUser,
 	type WebhookRouting,
 } from '../../scripts/n8n';
+import {
+	START_DELAY_MS,
+	START_JITTER_MS,
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { demoData, landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
 
 jest.setTimeout(900_000);
@@ -121,9 +125,26 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	}
 
 	/**
-	 * Waits until every completion in `ids` has an execution, the platform has nothing pending and
-	 * the executions have been quiet for a few seconds (late duplicates show up), or `timeoutMs`
-	 * has passed; then reads the new executions with their data.
+	 * Recovery runs under way in the n8n processes running now: each logs a line when it begins
+	 * and one when it ends; a run still going may yet redispatch, and so start a late duplicate.
+	 */
+	function recoveryRunsUnderWay(): number {
+		let underWay = 0;
+		for (const p of [stack.main, ...stack.webhookProcesses].filter((p) => p.running)) {
+			underWay += p.logLinesSinceStart(/looking for missed deliveries \(/).length;
+			underWay -= p.logLinesSinceStart(
+				/: (missed deliveries|could not recover missed deliveries) \(/,
+			).length;
+		}
+		return underWay;
+	}
+
+	/**
+	 * Waits until every completion in `ids` has an execution and nothing can start another: the
+	 * platform has no attempt pending, every webhook request through the front has its answer, no
+	 * recovery run is under way, and the newest request is older than the longest wait of a run
+	 * a delivery sets off (START_DELAY_MS + START_JITTER_MS, stretched by this machine's measured
+	 * slowness); or `timeoutMs` has passed. Then reads the new executions with their data.
 	 */
 	async function settle(
 		ids: number[],
@@ -132,22 +153,21 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		workflow = workflowId,
 	): Promise<Outcome> {
 		const deadline = Date.now() + scaled(timeoutMs);
-		let last = -1;
-		let quietSince = Date.now();
+		const runStartBound = scaled(START_DELAY_MS + START_JITTER_MS);
 		for (;;) {
 			const fresh = (await stack.client.listExecutions({ workflowId: workflow })).filter(
 				(e) => !seen.has(String(e.id)),
 			);
 			const { pending } = await control().pendingDeliveries();
-			if (fresh.length !== last) {
-				last = fresh.length;
-				quietSince = Date.now();
-			}
+			const webhookRequests = stack.front.requests.filter((r) => r.url.startsWith('/webhook/'));
+			const newest = Math.max(0, ...webhookRequests.map((r) => r.answeredAt ?? Date.now()));
 			const done =
 				fresh.length >= ids.length &&
 				fresh.every(finished) &&
 				pending === 0 &&
-				Date.now() - quietSince >= scaled(5_000);
+				webhookRequests.every((r) => r.answeredAt !== undefined || r.error !== undefined) &&
+				recoveryRunsUnderWay() <= 0 &&
+				Date.now() - newest >= runStartBound;
 			if (done || Date.now() > deadline) break;
 			await sleep(1_000);
 		}
