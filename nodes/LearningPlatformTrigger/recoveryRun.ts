@@ -14,10 +14,17 @@ import {
 	verdictOf,
 	type DeliveryLogEntry,
 } from './deliveryLog';
+import { recoveryTurn } from './recoveryPace';
 import type { Redispatches } from './redispatchMemory';
 
 export const MAX_REDISPATCHES_PER_RUN = 100;
 export const MAX_LOG_ENTRIES_READ = 2_000;
+/**
+ * Most requests one run makes (log pages and redispatches); with recovery's share of the key
+ * (recoveryPace.ts) a run lasts at most about 10 minutes. A run that reaches it is unfinished:
+ * the next one goes on at once.
+ */
+export const MAX_REQUESTS_PER_RUN = 200;
 /** Redispatches sent on one fresh look at the log (read again before each batch). */
 export const REDISPATCH_BATCH = 5;
 /** A run looks again, SETTLE_MS apart, while entries were still settling. */
@@ -28,8 +35,22 @@ export interface RecoveryRun {
 	/** redispatches the platform declined or that failed */
 	failed: number;
 	read: number;
+	/** requests made: log pages read and redispatches asked for */
+	requests: number;
 	/** the run stopped early: another process started one after it, which covers the rest */
 	superseded?: boolean;
+	/** the run stopped at MAX_REQUESTS_PER_RUN or MAX_REDISPATCHES_PER_RUN: more may be left */
+	unfinished?: boolean;
+}
+
+/** Thrown when a run has made MAX_REQUESTS_PER_RUN requests. */
+class RequestsSpent extends Error {}
+
+/** Waits for a recovery request's turn in recovery's share of the key, and counts it. */
+async function takeTurn(run: RecoveryRun): Promise<void> {
+	if (run.requests >= MAX_REQUESTS_PER_RUN) throw new RequestsSpent();
+	await recoveryTurn();
+	run.requests++;
 }
 
 type Context = IHookFunctions | IWebhookFunctions;
@@ -40,21 +61,26 @@ type Context = IHookFunctions | IWebhookFunctions;
  */
 async function readNewestFirst(
 	this: Context,
+	run: RecoveryRun,
 	subscriptionId: number,
 	stop: (page: DeliveryLogEntry[]) => boolean,
 ): Promise<void> {
 	const path = `/${subscriptionId}/logs`;
+	const read = async (page: number) => {
+		await takeTurn(run);
+		return await listPage.call(this, path, page);
+	};
 	const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
-	const first = await listPage.call(this, path, 1);
+	const first = await read(1);
 	if (listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined) {
 		for (let page = first.lastPage; page > 1; page--)
-			if (stop(entriesOf(await listPage.call(this, path, page)).reverse())) return;
+			if (stop(entriesOf(await read(page)).reverse())) return;
 		stop(entriesOf(first).reverse());
 		return;
 	}
 	for (let page: ListPage | undefined = first; page; ) {
 		if (stop(entriesOf(page))) return;
-		page = page.nextPage === undefined ? undefined : await listPage.call(this, path, page.nextPage);
+		page = page.nextPage === undefined ? undefined : await read(page.nextPage);
 	}
 }
 
@@ -62,10 +88,14 @@ async function readNewestFirst(
  * The subscription's log back to the horizon or the most a run reads, each entry once: entries
  * logged while the run reads push older ones onto the next page, where they come again.
  */
-async function readLog(this: Context, subscriptionId: number): Promise<DeliveryLogEntry[]> {
+async function readLog(
+	this: Context,
+	run: RecoveryRun,
+	subscriptionId: number,
+): Promise<DeliveryLogEntry[]> {
 	const now = clock().now();
 	const entries = new Map<number, DeliveryLogEntry>();
-	await readNewestFirst.call(this, subscriptionId, (page) => {
+	await readNewestFirst.call(this, run, subscriptionId, (page) => {
 		let withinHorizon = 0;
 		for (const entry of page) {
 			entries.set(entry.id, entry);
@@ -84,11 +114,12 @@ async function readLog(this: Context, subscriptionId: number): Promise<DeliveryL
  */
 async function currentState(
 	this: Context,
+	run: RecoveryRun,
 	subscriptionId: number,
 	ids: Set<number>,
 ): Promise<Map<number, DeliveryLogEntry>> {
 	const found = new Map<number, DeliveryLogEntry>();
-	await readNewestFirst.call(this, subscriptionId, (page) => {
+	await readNewestFirst.call(this, run, subscriptionId, (page) => {
 		for (const entry of page) if (ids.has(entry.id)) found.set(entry.id, entry);
 		return found.size === ids.size;
 	});
@@ -108,7 +139,23 @@ export async function recoverMissedDeliveries(
 	superseded: () => boolean = () => false,
 	asked: Redispatches = new Map(),
 ): Promise<RecoveryRun> {
-	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0 };
+	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0, requests: 0 };
+	try {
+		return await redispatchFailures.call(this, run, subscriptionId, superseded, asked);
+	} catch (error) {
+		if (!(error instanceof RequestsSpent)) throw error;
+		run.unfinished = true;
+		return run;
+	}
+}
+
+async function redispatchFailures(
+	this: Context,
+	run: RecoveryRun,
+	subscriptionId: number,
+	superseded: () => boolean,
+	asked: Redispatches,
+): Promise<RecoveryRun> {
 	const stop = () => {
 		run.superseded = true;
 		return run;
@@ -116,7 +163,7 @@ export async function recoverMissedDeliveries(
 	const done = new Set<number>();
 	for (let pass = 1; pass <= PASSES; pass++) {
 		if (superseded()) return stop();
-		const entries = await readLog.call(this, subscriptionId);
+		const entries = await readLog.call(this, run, subscriptionId);
 		run.read += entries.length;
 		const now = clock().now();
 		const candidates: DeliveryLogEntry[] = [];
@@ -132,15 +179,20 @@ export async function recoverMissedDeliveries(
 			const batch = candidates.slice(start, start + REDISPATCH_BATCH);
 			const current = await currentState.call(
 				this,
+				run,
 				subscriptionId,
 				new Set(batch.map((e) => e.id)),
 			);
 			for (const entry of batch) {
-				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) return run;
+				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
+					run.unfinished = true;
+					return run;
+				}
 				// another process's run redispatched it since this run read the log
 				if (!untouchedSince(entry, current.get(entry.id))) continue;
 				done.add(entry.id);
 				// remembered before it is asked for, so a failed request is not asked for twice either
+				await takeTurn(run);
 				asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
 				try {
 					const answer = (await apiRequest.call(

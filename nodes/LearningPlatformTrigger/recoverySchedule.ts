@@ -4,7 +4,8 @@
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
 import { clock, listPage, statusOf } from '../shared/transport';
-import { MAX_REDISPATCHES_PER_RUN, recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
+import { resetRecoveryPace } from './recoveryPace';
+import { recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { probeWebhook, webhookLive } from './webhookProbe';
 
@@ -19,7 +20,7 @@ interface Schedule {
 const running = new Set<string>();
 /** when a run here last started, or a delivery reserved one (written by `claimRun` only) */
 const lastRunHere = new Map<string, number>();
-/** scopes whose last run here stopped at MAX_REDISPATCHES_PER_RUN: the next goes on at once */
+/** scopes whose last run here stopped at a run's limits (recoveryRun.ts): the next goes on at once */
 const unfinished = new Set<string>();
 /** this process's schedule per scope (`keepRecovering`) */
 const schedules = new Map<string, Schedule>();
@@ -33,6 +34,7 @@ let processStartedAt = Math.floor(performance.timeOrigin);
 /** For tests: forgets every run and stops every schedule, as a process started at `startedAt`. */
 export function resetRecoveryState(startedAt = clock().now()): void {
 	resetRedispatchMemory();
+	resetRecoveryPace();
 	running.clear();
 	lastRunHere.clear();
 	unfinished.clear();
@@ -63,7 +65,7 @@ function scopeOf(this: Context): string {
 }
 
 function logRun(this: Context, why: string, run: RecoveryRun): void {
-	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}`;
+	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
 	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
 		workflowId: this.getWorkflow().id,
 	});
@@ -148,7 +150,7 @@ async function runOnce(
 		const superseded = () => mark !== undefined && supersededRun(scope, mark);
 		const asked = redispatchesOf(scope, subscriptionId);
 		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded, asked);
-		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) unfinished.add(scope);
+		if (run.unfinished) unfinished.add(scope);
 		else unfinished.delete(scope);
 		logRun.call(this, why, run);
 	} catch (error) {

@@ -137,7 +137,7 @@ describe('a recovery run', () => {
 		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-none'));
 		await withAheadClock(async () => {
 			const run = await recoverMissedDeliveries.call(context, subscriptionId);
-			expect(run).toEqual({ redispatched: 0, failed: 0, read: 0 });
+			expect(run).toEqual({ redispatched: 0, failed: 0, read: 0, requests: 1 });
 		});
 	});
 });
