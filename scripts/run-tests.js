@@ -8,6 +8,7 @@
 const { spawn, spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { stripVTControlCharacters } = require('node:util');
 
 const root = path.join(__dirname, '..');
 const resultsDir = path.join(root, 'test-results');
@@ -118,8 +119,7 @@ for (const { project, of, label, output, args, env } of runs) {
 		if (suite.status === 'failed' && failedTests.length === 0)
 			failures.push(
 				`${label}: ${suiteName} (the suite itself: ${
-					String(suite.message)
-						.replace(/\x1b\[[0-9;]*m/g, '')
+					stripVTControlCharacters(String(suite.message))
 						.split('\n')
 						.find((line) => line.trim()) ?? 'no message'
 				})`,

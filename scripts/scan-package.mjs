@@ -7,9 +7,10 @@
 //
 // The scanner ignores eslint-disable comments (allowInlineConfig: false). Prints the findings and
 // exits 1 on any. The provenance and registry legs of the real scan need the network and a
-// published version; they are not run here.
+// published version; they are not run here. In --tarball mode the same unpacked tarball then goes
+// through scripts/check-tarball.mjs (files, package.json, codex, icons, README, n8n-node lint).
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -23,6 +24,7 @@ createRequire(join(scannerDir, 'package.json'))('tmp').setGracefulCleanup();
 const { analyzePackage, SOURCE_FILE_PATTERNS } = await import(
 	join(scannerDir, 'scanner/scanner.mjs')
 );
+const { checkAndReport } = await import('./check-tarball.mjs');
 const { version: scannerVersion } = require('@n8n/scan-community-package/package.json');
 
 const args = process.argv.slice(2);
@@ -59,7 +61,11 @@ if (!tarballMode) {
 			);
 		}
 		execFileSync('tar', ['-xzf', tarball, '-C', work]);
-		ok = await scan(`tarball ${tarball.split('/').pop()}`, join(work, 'package'));
+		const label = `tarball ${tarball.split('/').pop()} (${(statSync(tarball).size / 1000).toFixed(1)} kB)`;
+		ok = await scan(label, join(work, 'package'));
+		// beside the unpacked package (not in it): the check loads the nodes, which need n8n-workflow
+		symlinkSync(join(root, 'node_modules'), join(work, 'node_modules'), 'dir');
+		ok = checkAndReport(join(work, 'package'), label) && ok;
 	} finally {
 		rmSync(work, { recursive: true, force: true });
 	}

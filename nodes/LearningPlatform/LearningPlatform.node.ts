@@ -23,7 +23,7 @@ export class LearningPlatform implements INodeType {
 		description:
 			'Read learning records (activity completions, attendance, content, the completions change feed), create bookmarks and manage webhook subscriptions of a learning platform',
 		documentationUrl:
-			'https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node',
+			'https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform/blob/main/docs/nodes.md#learning-platform-node',
 		defaults: { name: 'Learning Platform' },
 		usableAsTool: true,
 		inputs: [NodeConnectionTypes.Main],

@@ -28,6 +28,8 @@ const schedules = new Map<string, Schedule>();
 const newestMark = new Map<string, number>();
 /** the mark of this process's own latest run */
 const ownMark = new Map<string, number>();
+/** the schedules' loops (with their subscription) until each ends; read by tests only */
+const loops = new Map<Promise<void>, number>();
 /** when this process started (n8n may load the node's code only at its first delivery) */
 let processStartedAt = Math.floor(performance.timeOrigin);
 
@@ -43,6 +45,14 @@ export function resetRecoveryState(startedAt = clock().now()): void {
 	newestMark.clear();
 	ownMark.clear();
 	processStartedAt = startedAt;
+}
+
+/**
+ * For tests: resolves once every schedule loop under way now for `subscriptionId` has ended (a
+ * stopped schedule's loop ends at its next look, after its sleep). Nothing shipped waits on it.
+ */
+export async function scheduleLoopsEnded(subscriptionId: number): Promise<void> {
+	await Promise.all([...loops].filter(([, id]) => id === subscriptionId).map(([loop]) => loop));
 }
 
 /** Static-data field: when a recovery run was last started for the node (epoch ms). */
@@ -181,7 +191,7 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 	schedules.set(scope, schedule);
 	const url = this.getNodeWebhookUrl('default') ?? '';
 	const why = 'scheduled';
-	void (async () => {
+	const loop = (async () => {
 		while (!schedule.stopped) {
 			await clock().sleep(RESCAN_INTERVAL_MS + Math.floor(Math.random() * SCHEDULE_JITTER_MS));
 			if (schedule.stopped) return;
@@ -200,10 +210,13 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 			}
 		}
 		if (!schedule.stopped) endSchedule(scope);
-	})().catch((error: unknown) => {
-		if (!schedule.stopped) endSchedule(scope);
-		logFailure.call(this, why, error);
-	});
+	})()
+		.catch((error: unknown) => {
+			if (!schedule.stopped) endSchedule(scope);
+			logFailure.call(this, why, error);
+		})
+		.finally(() => loops.delete(loop));
+	loops.set(loop, subscriptionId);
 }
 
 /** Deactivation: this process's schedule for the workflow stops. */

@@ -6,7 +6,7 @@ import type { INodeProperties, INodePropertyOptions } from 'n8n-workflow';
 import { triggerEventOptions } from './helpers';
 
 export const FEED_DOCS_LINK =
-	'<a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform#learning-platform-node">How the feed works</a>';
+	'<a href="https://github.com/n8n-nodes-learning-platform/n8n-nodes-learning-platform/blob/main/docs/nodes.md#learning-platform-node">How the feed works</a>';
 
 /** The Simplify parameter (`simple`), on by default: records keep only `keptFields`. */
 export function simplifyProperty(keptFields: readonly string[]): INodeProperties {

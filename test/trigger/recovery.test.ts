@@ -17,6 +17,7 @@ import {
 import {
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
+	scheduleLoopsEnded,
 } from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
@@ -260,8 +261,22 @@ describe('while the workflow stays active', () => {
 			await runHook(trigger, 'delete', opts);
 			while (gate.release === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
 			const requestsBefore = (await t.sandbox.control.requests({})).length;
-			(gate.release as () => void)();
-			await new Promise((resolve) => setTimeout(resolve, 500));
+			const stopped = gate.release as () => void;
+			gate.release = undefined;
+			stopped();
+			// the stopped schedule's loop ends at this look; one that went on would check and then
+			// sleep again (the gate's next release): whichever comes first decides
+			let decided = false;
+			const outcome = await Promise.race([
+				scheduleLoopsEnded(subscriptionId).then(() => 'ended' as const),
+				(async () => {
+					while (gate.release === undefined && !decided)
+						await new Promise((resolve) => setTimeout(resolve, 50));
+					return 'went on' as const;
+				})(),
+			]);
+			decided = true;
+			expect(outcome).toBe('ended');
 			// stopped: the next check read nothing
 			const after = (await t.sandbox.control.requests({})).slice(requestsBefore);
 			expect(after.filter((r) => r.path.includes(`/${subscriptionId}/logs`))).toEqual([]);

@@ -9,7 +9,12 @@ import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject } from 'n8n-workflow';
 
-import { DeliveryLedger, useLedger } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import {
+	DeliveryLedger,
+	useLedger,
+	WAIT_FOR_EARLIER_ANSWER_MS,
+} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import { clock, useClock } from '../../nodes/shared/transport/clock';
 import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/ledgerText';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import type { DeliveryAttempt } from '../../sandbox';
@@ -716,22 +721,40 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 	});
 
 	test('a retry that arrives while the first attempt is still unanswered waits for its answer', async () => {
-		for (const [answer, expected] of [
-			[200, 0],
-			[500, 1],
-		] as const) {
-			const rawBody = freshBody(`in-flight-${answer}`);
-			const inFlight = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'later');
-			expect(started(inFlight)).toBe(1);
-			let settled = false;
-			const retryRun = deliver(a, signedFor(a, rawBody), rawBody).then((run) => {
-				settled = true;
-				return run;
-			});
-			await new Promise((resolve) => setTimeout(resolve, 300));
-			expect(settled).toBe(false);
-			inFlight.answer(answer);
-			expect(started(await retryRun)).toBe(expected);
+		// the ledger's wait for an earlier answer starts with a sleep until its deadline: seeing that
+		// sleep begin is what shows the retry is waiting (no fixed pause decides it)
+		const outer = clock();
+		let answerWaits = 0;
+		const restore = useClock({
+			now: () => outer.now(),
+			sleep: async (ms, signal) => {
+				if (ms > WAIT_FOR_EARLIER_ANSWER_MS / 2) answerWaits++;
+				return await outer.sleep(ms, signal);
+			},
+		});
+		try {
+			for (const [answer, expected] of [
+				[200, 0],
+				[500, 1],
+			] as const) {
+				const rawBody = freshBody(`in-flight-${answer}`);
+				const inFlight = await deliver(a, signedFor(a, rawBody), rawBody, undefined, 'later');
+				expect(started(inFlight)).toBe(1);
+				let settled = false;
+				const waitsBefore = answerWaits;
+				const retryRun = deliver(a, signedFor(a, rawBody), rawBody).then((run) => {
+					settled = true;
+					return run;
+				});
+				while (answerWaits === waitsBefore && !settled)
+					await new Promise((resolve) => setTimeout(resolve, 20));
+				expect(settled).toBe(false);
+				expect(answerWaits).toBe(waitsBefore + 1);
+				inFlight.answer(answer);
+				expect(started(await retryRun)).toBe(expected);
+			}
+		} finally {
+			restore();
 		}
 	});
 
