@@ -43,14 +43,18 @@ export interface RecoveryRun {
 	unfinished?: boolean;
 }
 
-/** Thrown when a run has made MAX_REQUESTS_PER_RUN requests. */
-class RequestsSpent extends Error {}
-
-/** Waits for a recovery request's turn in recovery's share of the key, and counts it. */
-async function takeTurn(run: RecoveryRun): Promise<void> {
-	if (run.requests >= MAX_REQUESTS_PER_RUN) throw new RequestsSpent();
+/**
+ * Waits for a recovery request's turn in recovery's share of the key, and counts it; false, and
+ * the run unfinished, once the run has made MAX_REQUESTS_PER_RUN.
+ */
+async function takeTurn(run: RecoveryRun): Promise<boolean> {
+	if (run.requests >= MAX_REQUESTS_PER_RUN) {
+		run.unfinished = true;
+		return false;
+	}
 	await recoveryTurn();
 	run.requests++;
+	return true;
 }
 
 type Context = IHookFunctions | IWebhookFunctions;
@@ -66,15 +70,17 @@ async function readNewestFirst(
 	stop: (page: DeliveryLogEntry[]) => boolean,
 ): Promise<void> {
 	const path = `/${subscriptionId}/logs`;
-	const read = async (page: number) => {
-		await takeTurn(run);
-		return await listPage.call(this, path, page);
-	};
+	// undefined once the run has made all the requests it may: the reading ends there
+	const read = async (page: number) =>
+		(await takeTurn(run)) ? await listPage.call(this, path, page) : undefined;
 	const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
 	const first = await read(1);
+	if (first === undefined) return;
 	if (listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined) {
-		for (let page = first.lastPage; page > 1; page--)
-			if (stop(entriesOf(await read(page)).reverse())) return;
+		for (let number = first.lastPage; number > 1; number--) {
+			const page = await read(number);
+			if (page === undefined || stop(entriesOf(page).reverse())) return;
+		}
 		stop(entriesOf(first).reverse());
 		return;
 	}
@@ -140,22 +146,6 @@ export async function recoverMissedDeliveries(
 	asked: Redispatches = new Map(),
 ): Promise<RecoveryRun> {
 	const run: RecoveryRun = { redispatched: 0, failed: 0, read: 0, requests: 0 };
-	try {
-		return await redispatchFailures.call(this, run, subscriptionId, superseded, asked);
-	} catch (error) {
-		if (!(error instanceof RequestsSpent)) throw error;
-		run.unfinished = true;
-		return run;
-	}
-}
-
-async function redispatchFailures(
-	this: Context,
-	run: RecoveryRun,
-	subscriptionId: number,
-	superseded: () => boolean,
-	asked: Redispatches,
-): Promise<RecoveryRun> {
 	const stop = () => {
 		run.superseded = true;
 		return run;
@@ -165,6 +155,8 @@ async function redispatchFailures(
 		if (superseded()) return stop();
 		const entries = await readLog.call(this, run, subscriptionId);
 		run.read += entries.length;
+		// a log read only in part (the run's requests spent) is judged by the next run
+		if (run.unfinished) return run;
 		const now = clock().now();
 		const candidates: DeliveryLogEntry[] = [];
 		let unsettled = 0;
@@ -183,6 +175,7 @@ async function redispatchFailures(
 				subscriptionId,
 				new Set(batch.map((e) => e.id)),
 			);
+			if (run.unfinished) return run;
 			for (const entry of batch) {
 				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
 					run.unfinished = true;
@@ -191,8 +184,8 @@ async function redispatchFailures(
 				// another process's run redispatched it since this run read the log
 				if (!untouchedSince(entry, current.get(entry.id))) continue;
 				done.add(entry.id);
+				if (!(await takeTurn(run))) return run;
 				// remembered before it is asked for, so a failed request is not asked for twice either
-				await takeTurn(run);
 				asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
 				try {
 					const answer = (await apiRequest.call(
