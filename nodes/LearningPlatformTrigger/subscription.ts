@@ -9,7 +9,7 @@ import {
 	readList,
 	rejectionOf,
 	statusOf,
-	words,
+	type FailureNotice,
 } from '../shared/transport';
 
 // The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
@@ -98,7 +98,7 @@ export function assertHttpsWebhookUrl(this: IHookFunctions, webhookUrl: string):
 		protocol = '';
 	}
 	if (protocol === 'https:') return;
-	throw operationFailure(this.getNode(), words.webhookUrlNotHttps(webhookUrl));
+	throw operationFailure(this.getNode(), webhookUrlNotHttps(webhookUrl));
 }
 
 /** Finds a live subscription of this API key for exactly this event and url (list, all pages). */
@@ -230,13 +230,13 @@ export async function createSubscription(
 			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
 			subscriptionId = match.id;
 		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
-			throw operationFailure(this.getNode(), words.subscriptionCapReached(SUBSCRIPTION_CAP));
+			throw operationFailure(this.getNode(), subscriptionCapReached(SUBSCRIPTION_CAP));
 		} else {
 			throw asNodeError.call(this, error);
 		}
 	}
 	if (subscriptionId === undefined) {
-		throw operationFailure(this.getNode(), words.subscriptionWithoutId);
+		throw operationFailure(this.getNode(), subscriptionWithoutId);
 	}
 
 	storeSubscription(staticData, {
@@ -282,3 +282,25 @@ export async function deleteSubscription(
 	clearStoredSubscription(staticData);
 	return true;
 }
+
+// ---- The subscription's own failures -------------------------------------------------------------
+
+function subscriptionCapReached(cap: number): FailureNotice {
+	return {
+		message: `The learning platform allows at most ${cap} webhook subscriptions per API key, and this credential's API key has reached that limit`,
+		description:
+			'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
+	};
+}
+
+function webhookUrlNotHttps(webhookUrl: string): FailureNotice {
+	return {
+		message: `The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
+		description:
+			'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
+	};
+}
+
+const subscriptionWithoutId: FailureNotice = {
+	message: 'The learning platform did not return the id of the new webhook subscription',
+};

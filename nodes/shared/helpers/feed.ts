@@ -1,7 +1,13 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import type { LearningPlatformContext } from '../transport';
-import { apiFailure, apiRequest, operationFailure, words } from '../transport';
+import {
+	apiFailure,
+	apiRequest,
+	failedStatusMessage,
+	operationFailure,
+	type FailureNotice,
+} from '../transport';
 import { enabledFlags } from './parameters';
 
 // The completions change-feed walker (`GET {report_root}/completions`), shared by Completion →
@@ -154,7 +160,7 @@ export async function walkFeed(
 				// known-good time. Never the beginning of time, which would silently re-read everything.
 				const restartPoint = newestLastUpdated ?? options.updatedSince;
 				if (!restartPoint || restartPoint === restartedFrom) {
-					const rejected = words.feedCursorRejected(errors, restartPoint);
+					const rejected = feedCursorRejected(errors, restartPoint);
 					throw operationFailure(this.getNode(), rejected, itemIndex);
 				}
 				cursorRejected = true;
@@ -164,7 +170,7 @@ export async function walkFeed(
 				nextCursor = null;
 				continue;
 			}
-			throw apiFailure(this.getNode(), words.feedRefused(errors), { itemIndex, body: page });
+			throw apiFailure(this.getNode(), feedRefused(errors), { itemIndex, body: page });
 		}
 
 		const records = Array.isArray(page?.data) ? page.data : [];
@@ -199,5 +205,26 @@ export async function walkFeed(
 		cursorRejected,
 		reachedEnd,
 		...(restartedFrom !== undefined ? { restartedFrom } : {}),
+	};
+}
+
+// ---- The feed's own failures ---------------------------------------------------------------------
+
+function feedRefused(errors: IDataObject | undefined): FailureNotice {
+	return {
+		message: `The completions feed refused the request: ${failedStatusMessage(errors)}`,
+	};
+}
+
+/** The feed refused a cursor and there was no (other) known-good time to restart from. */
+function feedCursorRejected(
+	errors: IDataObject | undefined,
+	restartPoint: string | undefined,
+): FailureNotice {
+	return {
+		message: `The feed rejected the cursor: ${failedStatusMessage(errors)}`,
+		description: restartPoint
+			? `Restarting from ${restartPoint} was rejected again. Clear the cursor and set "Updated Since" to re-read from a known time.`
+			: 'There is no known-good time to restart from. Clear the cursor and set "Updated Since" to the newest "lastupdated" you have processed, so the feed continues from there instead of from the beginning.',
 	};
 }

@@ -22,7 +22,7 @@ import {
 	incompleteCredential,
 	refreshTokenRejected,
 	staleCredential,
-	type Words,
+	type FailureNotice,
 } from './wording';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
@@ -143,8 +143,13 @@ function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) 
 	return deadTokenFailure('refused', refreshTokenRejected(settings), hash, refusedAt);
 }
 
-function deadTokenFailure(kind: 'stale' | 'refused', words: Words, token: string, since: number) {
-	const { message, description } = words;
+function deadTokenFailure(
+	kind: 'stale' | 'refused',
+	notice: FailureNotice,
+	token: string,
+	since: number,
+) {
+	const { message, description } = notice;
 	return authFailure({ kind, message, description, dead: { token, since } });
 }
 
