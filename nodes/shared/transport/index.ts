@@ -8,7 +8,7 @@ export { clock, type Clock } from './clock';
 export { apiKeyExpired } from './config';
 export type { LearningPlatformContext } from './context';
 export { testLearningPlatformCredential } from './credentialTest';
-export { listAll, listPage, readList, type ListPage } from './paging';
+export { followPages, listAll, listPage, readList, type ListPage } from './paging';
 export { apiRequest, statusOf } from './request';
 export { exchangeRefreshToken } from './tokenExchange';
 export { withUserAgent } from './userAgent';
