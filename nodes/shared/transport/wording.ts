@@ -2,8 +2,9 @@
 // `status: "Failed"` bodies, refused refresh tokens. Callers pass facts and their own phrasing
 // (what a 404 means, what the call was doing) and their errors leave through
 // `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: a node's own outcomes (a report
-// not ready, the subscription cap, ...) stand beside their one user; parameter checks (the
-// helpers and operations), the router's unknown operation, and a cancelled request's message.
+// not ready, the subscription cap, ...) and the token exchange's own failures stand beside their
+// one user; parameter checks (the helpers and operations), the router's unknown operation, and a
+// cancelled request's message.
 import type { IDataObject, IHttpRequestMethods, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
@@ -143,7 +144,7 @@ const API_NAME: Record<ApiRoot, string> = {
 	webhook: 'webhook API',
 };
 
-/** FailureNotice for a request that got an HTTP error, no answer, or an unusable one. */
+/** The notice of a request that got an HTTP error, no answer, or an unusable one. */
 export function requestFailure(
 	facts: FailedRequest,
 	call: CallFacts,
@@ -153,7 +154,6 @@ export function requestFailure(
 	const httpCode = status !== undefined ? String(status) : undefined;
 	const server = serverMessage(facts.body);
 	const who = apiUserLabel(call.settings);
-	const target = `${call.method} ${API_NAME[call.root]}${call.path ? ` ${call.path}` : ''}`;
 	const withServer = server ? `: ${server}` : '';
 
 	switch (true) {
@@ -177,21 +177,8 @@ export function requestFailure(
 					'Check that this API user is allowed to use this operation. The API also answers 403 when a request has no User-Agent header: check that no proxy between n8n and the platform removes it.',
 				httpCode,
 			};
-		case status === 404 && phrasing.notFoundMessage !== undefined:
-			return {
-				message: `${phrasing.notFoundMessage} (404${withServer})`,
-				description:
-					phrasing.notFoundDescription ??
-					"Check the values you passed, and the credential's Base URL and Tenancy ID.",
-				httpCode,
-			};
 		case status === 404:
-			return {
-				message: `Not found (404): ${target} does not exist on tenancy '${call.settings.tenancyId}'`,
-				description:
-					"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.",
-				httpCode,
-			};
+			return notFound(call, phrasing, withServer, httpCode);
 		case status === 422:
 			return unprocessable(facts.body, server, call.root, phrasing, httpCode);
 		case status === 429:
@@ -201,16 +188,8 @@ export function requestFailure(
 					'Another integration is probably using the same API user heavily. Give each integration its own API user, or run this workflow later.',
 				httpCode,
 			};
-		case status !== undefined && status >= 500: {
-			const retried = isIdempotent(call.method)
-				? `It was retried ${call.retries} times. Try again later.`
-				: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
-			return {
-				message: `The learning platform failed to process the request (HTTP ${status})`,
-				description: sentences(server, retried),
-				httpCode,
-			};
-		}
+		case status !== undefined && status >= 500:
+			return serverFailed(status, server, call, httpCode);
 		case status !== undefined:
 			return { message: `The learning platform answered HTTP ${status}${withServer}`, httpCode };
 		case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message):
@@ -221,6 +200,46 @@ export function requestFailure(
 				message: `The request to the learning platform failed: ${facts.message || 'unknown error'}`,
 			};
 	}
+}
+
+function notFound(
+	call: CallFacts,
+	phrasing: CallerPhrasing,
+	withServer: string,
+	httpCode: string | undefined,
+): FailureNotice {
+	if (phrasing.notFoundMessage !== undefined) {
+		return {
+			message: `${phrasing.notFoundMessage} (404${withServer})`,
+			description:
+				phrasing.notFoundDescription ??
+				"Check the values you passed, and the credential's Base URL and Tenancy ID.",
+			httpCode,
+		};
+	}
+	const target = `${call.method} ${API_NAME[call.root]}${call.path ? ` ${call.path}` : ''}`;
+	return {
+		message: `Not found (404): ${target} does not exist on tenancy '${call.settings.tenancyId}'`,
+		description:
+			"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.",
+		httpCode,
+	};
+}
+
+function serverFailed(
+	status: number,
+	server: string | undefined,
+	call: CallFacts,
+	httpCode: string | undefined,
+): FailureNotice {
+	const retried = isIdempotent(call.method)
+		? `It was retried ${call.retries} times. Try again later.`
+		: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
+	return {
+		message: `The learning platform failed to process the request (HTTP ${status})`,
+		description: sentences(server, retried),
+		httpCode,
+	};
 }
 
 function unprocessable(
@@ -289,7 +308,7 @@ export const incompleteConnection: FailureNotice = {
 	description: 'Open the credential and fill in every field.',
 };
 
-// ---- The refresh-token exchange -------------------------------------------------------------------
+// ---- A refused refresh token (request.ts and the exchange) ------------------------------------
 
 export function refreshTokenRejected(settings: ConnectionSettings): FailureNotice {
 	return {
@@ -297,61 +316,6 @@ export function refreshTokenRejected(settings: ConnectionSettings): FailureNotic
 		description:
 			'The refresh token is single-use: each exchange replaces it. It is refused when it was already used (for example by another n8n instance or another tool sharing this API user), revoked, or issued for a different API username or tenancy. Nothing stored in the credential was changed. Ask the platform operator for a new refresh token if you no longer have a valid one, and give each integration its own API user.',
 		httpCode: '401',
-	};
-}
-
-export function staleCredential(settings: ConnectionSettings): FailureNotice {
-	return {
-		message: `The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
-		description:
-			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
-	};
-}
-
-export function incompleteCredential(missing: string[]): FailureNotice {
-	return {
-		message: `The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
-	};
-}
-
-export function exchangeWithoutPair(settings: ConnectionSettings): FailureNotice {
-	return {
-		message: `The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
-		description:
-			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
-	};
-}
-
-/** An exchange answered with a status other than 2xx or 401. */
-export function exchangeAnswered(
-	settings: ConnectionSettings,
-	status: number,
-	retryAfter: string | undefined,
-): FailureNotice {
-	if (status === 400 || status === 403 || status === 404) {
-		return {
-			message: `The API-key refresh for ${apiUserLabel(settings)} was answered ${status}`,
-			description:
-				status === 404
-					? "Check the credential's Base URL and Tenancy ID."
-					: "Check the credential's Base URL, Tenancy ID and API Username.",
-		};
-	}
-	return {
-		message: `The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${status})`,
-		description: retryAfter
-			? `The server asked to retry after ${retryAfter} s.`
-			: 'Try again later.',
-	};
-}
-
-export function exchangeUnreachable(
-	settings: ConnectionSettings,
-	code: string | undefined,
-): FailureNotice {
-	return {
-		message: `Could not reach the learning platform at ${settings.baseUrl} to refresh the API key${code ? ` (${code})` : ''}`,
-		description: "Check the credential's Base URL and that the server is reachable from n8n.",
 	};
 }
 
