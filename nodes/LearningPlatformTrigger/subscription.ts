@@ -214,6 +214,37 @@ export async function createSubscription(
 		is_enabled: true,
 	};
 
+	const subscriptionId = await registerOrAdopt.call(this, event, webhookUrl, secrets);
+
+	storeSubscription(staticData, {
+		subscriptionId,
+		signingKey,
+		authToken,
+		event,
+		url: webhookUrl,
+		test: test || undefined,
+	});
+
+	// A subscription kept from before (another URL or event) would go on receiving deliveries nobody checks.
+	if (previous.subscriptionId !== undefined && previous.subscriptionId !== subscriptionId) {
+		try {
+			await apiRequest.call(this, 'DELETE', 'webhook', `/${previous.subscriptionId}`);
+		} catch {
+			// already gone (404) or unreachable: the new subscription works either way
+		}
+	}
+}
+
+/**
+ * POSTs the subscription; a 422 for a pair that exists already adopts it (PATCH with `secrets`).
+ * Returns the subscription's id.
+ */
+async function registerOrAdopt(
+	this: IHookFunctions,
+	event: string,
+	webhookUrl: string,
+	secrets: IDataObject,
+): Promise<number> {
 	let subscriptionId: number | undefined;
 	try {
 		const created = unwrap(
@@ -238,24 +269,7 @@ export async function createSubscription(
 	if (subscriptionId === undefined) {
 		throw operationFailure(this.getNode(), subscriptionWithoutId);
 	}
-
-	storeSubscription(staticData, {
-		subscriptionId,
-		signingKey,
-		authToken,
-		event,
-		url: webhookUrl,
-		test: test || undefined,
-	});
-
-	// A subscription kept from before (another URL or event) would go on receiving deliveries nobody checks.
-	if (previous.subscriptionId !== undefined && previous.subscriptionId !== subscriptionId) {
-		try {
-			await apiRequest.call(this, 'DELETE', 'webhook', `/${previous.subscriptionId}`);
-		} catch {
-			// already gone (404) or unreachable: the new subscription works either way
-		}
-	}
+	return subscriptionId;
 }
 
 /**
