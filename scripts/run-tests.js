@@ -119,6 +119,7 @@ for (const { project, of, label, output, args, env } of runs) {
 			failures.push(
 				`${label}: ${suiteName} (the suite itself: ${
 					String(suite.message)
+						// eslint-disable-next-line no-control-regex -- jest's messages carry ANSI colour codes
 						.replace(/\x1b\[[0-9;]*m/g, '')
 						.split('\n')
 						.find((line) => line.trim()) ?? 'no message'
