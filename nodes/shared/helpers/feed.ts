@@ -1,6 +1,5 @@
 import type { IDataObject } from 'n8n-workflow';
 
-import type { LearningPlatformContext } from '../transport';
 import {
 	apiFailure,
 	apiRequest,
@@ -8,6 +7,7 @@ import {
 	followPages,
 	operationFailure,
 	type FailureNotice,
+	type LearningPlatformContext,
 } from '../transport';
 import { enabledFlags } from './parameters';
 
