@@ -152,10 +152,46 @@ export function advanceFeedState(
 	walk: WalkOutcome,
 	options: AdvanceOptions,
 ): AdvanceResult {
-	// A version costs a digest of the whole record: computed only where it is compared or kept,
-	// which matters when a first walk from the beginning reads a whole tenancy.
+	const versionOf = memoizedVersions();
+	const emit = walk.records.filter((record) => {
+		const processed = state.seen[idOf(record)];
+		if (processed !== undefined && processed === versionOf(record)) return false;
+		return passesStatusFilter(options.statuses, record);
+	});
+
+	const lastKnownGood = later(state.lastKnownGood, walk.newestLastUpdated) || null;
+	const since = later(
+		state.since,
+		lastKnownGood ? secondsBefore(lastKnownGood, VISIBILITY_MARGIN_SECONDS) : '',
+	);
+	const seen = versionsToRemember(state, walk, since, options.pageSize, versionOf);
+
+	return {
+		emit,
+		next: {
+			version: 1,
+			cursor: walk.nextCursor,
+			since,
+			lastKnownGood,
+			seen: Object.fromEntries(seen),
+			filters: state.filters,
+			origin: state.origin,
+		},
+	};
+}
+
+function idOf(record: IDataObject): string {
+	return String(record.completionid);
+}
+
+/**
+ * `recordVersion`, computed once per record. A version costs a digest of the whole record: computed
+ * only where it is compared or kept, which matters when a first walk from the beginning reads a
+ * whole tenancy.
+ */
+function memoizedVersions(): (record: IDataObject) => string {
 	const versions = new Map<IDataObject, string>();
-	const versionOf = (record: IDataObject) => {
+	return (record) => {
 		let version = versions.get(record);
 		if (version === undefined) {
 			version = recordVersion(record);
@@ -163,28 +199,21 @@ export function advanceFeedState(
 		}
 		return version;
 	};
-	const idOf = (record: IDataObject) => String(record.completionid);
+}
 
-	const emit: IDataObject[] = [];
-	for (const record of walk.records) {
-		const processed = state.seen[idOf(record)];
-		if (processed !== undefined && processed === versionOf(record)) continue;
-		if (!passesStatusFilter(options.statuses, record)) continue;
-		emit.push(record);
-	}
-
-	const lastKnownGood = later(state.lastKnownGood, walk.newestLastUpdated) || null;
-	const since = later(
-		state.since,
-		lastKnownGood ? secondsBefore(lastKnownGood, VISIBILITY_MARGIN_SECONDS) : '',
-	);
-
+/** The versions the next poll compares with: the resume page, then the newest since `since`. */
+function versionsToRemember(
+	state: FeedState,
+	walk: WalkOutcome,
+	since: string,
+	pageSize: number,
+	versionOf: (record: IDataObject) => string,
+): Map<string, string> {
 	const seen = new Map<string, string>();
 	// The page after the resume cursor is read again next time: always remember all of it.
 	// (records are ordered by the position of their latest version, so it is the tail of the walk)
 	if (walk.nextCursor !== null) {
-		for (const record of walk.records.slice(-options.pageSize))
-			seen.set(idOf(record), versionOf(record));
+		for (const record of walk.records.slice(-pageSize)) seen.set(idOf(record), versionOf(record));
 	}
 	// Everything at or after `since` can come back after a rejected cursor (and, without a
 	// cursor, on every poll): remember the newest of those, this walk's versions winning.
@@ -204,17 +233,5 @@ export function advanceFeedState(
 		if (seen.size >= SEEN_LIMIT) break;
 		if (!seen.has(id)) seen.set(id, version);
 	}
-
-	return {
-		emit,
-		next: {
-			version: 1,
-			cursor: walk.nextCursor,
-			since,
-			lastKnownGood,
-			seen: Object.fromEntries(seen),
-			filters: state.filters,
-			origin: state.origin,
-		},
-	};
+	return seen;
 }

@@ -126,6 +126,27 @@ function refusalForAge(
 	return age.reason;
 }
 
+/**
+ * Exactly once: whether the delivery ledger already holds this occurrence (of this workflow, node,
+ * mode and subscription), so it started an execution before; else it is admitted now.
+ */
+async function isRepeat(
+	this: IWebhookFunctions,
+	staticData: IDataObject,
+	subscriptionId: number | undefined,
+	event: string,
+	delivery: IDataObject,
+): Promise<boolean> {
+	const key = occurrenceKey(
+		[this.getWorkflow().id ?? '', this.getNode().id, this.getMode(), String(subscriptionId ?? '')],
+		event,
+		delivery.payload === undefined || delivery.payload === null
+			? this.getRequestObject().rawBody.toString('base64')
+			: occurrenceOf(event, delivery.payload),
+	);
+	return (await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat';
+}
+
 export class LearningPlatformTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Learning Platform Trigger',
@@ -305,31 +326,18 @@ export class LearningPlatformTrigger implements INodeType {
 		if (tooOld !== undefined) return reject.call(this, 400, tooOld);
 
 		const subscriptionToRecover = recovers.call(this) ? stored.subscriptionId : undefined;
-		if (options.ignoreRepeatedDeliveries !== false) {
-			const key = occurrenceKey(
-				[
-					this.getWorkflow().id ?? '',
-					this.getNode().id,
-					this.getMode(),
-					String(stored.subscriptionId ?? ''),
-				],
-				event,
-				delivery.payload === undefined || delivery.payload === null
-					? request.rawBody.toString('base64')
-					: occurrenceOf(event, delivery.payload),
+		if (
+			options.ignoreRepeatedDeliveries !== false &&
+			(await isRepeat.call(this, staticData, stored.subscriptionId, event, delivery))
+		) {
+			// a repeat too tells this process which recovery runs the others started
+			if (subscriptionToRecover !== undefined)
+				noteRecoveryMark.call(this, staticData, subscriptionToRecover);
+			this.logger.debug(
+				'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
+				{ event, workflowId: this.getWorkflow().id },
 			);
-			if (
-				(await thisProcessLedger().admit(staticData, key, this.getResponseObject())) === 'repeat'
-			) {
-				// a repeat too tells this process which recovery runs the others started
-				if (subscriptionToRecover !== undefined)
-					noteRecoveryMark.call(this, staticData, subscriptionToRecover);
-				this.logger.debug(
-					'Learning Platform Trigger: a repeated delivery was acknowledged without an execution',
-					{ event, workflowId: this.getWorkflow().id },
-				);
-				return { webhookResponse: { received: true, passedOn: false, repeated: true } };
-			}
+			return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 		}
 		if (subscriptionToRecover !== undefined)
 			recoverFromDelivery.call(this, staticData, subscriptionToRecover);

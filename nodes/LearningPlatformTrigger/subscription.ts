@@ -9,7 +9,7 @@ import {
 	readList,
 	rejectionOf,
 	statusOf,
-	words,
+	type FailureNotice,
 } from '../shared/transport';
 
 // The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
@@ -98,7 +98,7 @@ export function assertHttpsWebhookUrl(this: IHookFunctions, webhookUrl: string):
 		protocol = '';
 	}
 	if (protocol === 'https:') return;
-	throw operationFailure(this.getNode(), words.webhookUrlNotHttps(webhookUrl));
+	throw operationFailure(this.getNode(), webhookUrlNotHttps(webhookUrl));
 }
 
 /** Finds a live subscription of this API key for exactly this event and url (list, all pages). */
@@ -214,30 +214,7 @@ export async function createSubscription(
 		is_enabled: true,
 	};
 
-	let subscriptionId: number | undefined;
-	try {
-		const created = unwrap(
-			await apiRequest.call(this, 'POST', 'webhook', '', {
-				body: { event, url: webhookUrl, ...secrets },
-			}),
-		);
-		subscriptionId = created?.id;
-	} catch (error) {
-		if (statusOf(error) !== 422) throw asNodeError.call(this, error);
-		// Which 422 it is: look for the pair rather than trusting the message wording.
-		const { match, total } = await findSubscription.call(this, event, webhookUrl);
-		if (match) {
-			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
-			subscriptionId = match.id;
-		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
-			throw operationFailure(this.getNode(), words.subscriptionCapReached(SUBSCRIPTION_CAP));
-		} else {
-			throw asNodeError.call(this, error);
-		}
-	}
-	if (subscriptionId === undefined) {
-		throw operationFailure(this.getNode(), words.subscriptionWithoutId);
-	}
+	const subscriptionId = await registerOrAdopt.call(this, event, webhookUrl, secrets);
 
 	storeSubscription(staticData, {
 		subscriptionId,
@@ -256,6 +233,43 @@ export async function createSubscription(
 			// already gone (404) or unreachable: the new subscription works either way
 		}
 	}
+}
+
+/**
+ * POSTs the subscription; a 422 for a pair that exists already adopts it (PATCH with `secrets`).
+ * Returns the subscription's id.
+ */
+async function registerOrAdopt(
+	this: IHookFunctions,
+	event: string,
+	webhookUrl: string,
+	secrets: IDataObject,
+): Promise<number> {
+	let subscriptionId: number | undefined;
+	try {
+		const created = unwrap(
+			await apiRequest.call(this, 'POST', 'webhook', '', {
+				body: { event, url: webhookUrl, ...secrets },
+			}),
+		);
+		subscriptionId = created?.id;
+	} catch (error) {
+		if (statusOf(error) !== 422) throw asNodeError.call(this, error);
+		// Which 422 it is: look for the pair rather than trusting the message wording.
+		const { match, total } = await findSubscription.call(this, event, webhookUrl);
+		if (match) {
+			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
+			subscriptionId = match.id;
+		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
+			throw operationFailure(this.getNode(), subscriptionCapReached(SUBSCRIPTION_CAP));
+		} else {
+			throw asNodeError.call(this, error);
+		}
+	}
+	if (subscriptionId === undefined) {
+		throw operationFailure(this.getNode(), subscriptionWithoutId);
+	}
+	return subscriptionId;
 }
 
 /**
@@ -282,3 +296,25 @@ export async function deleteSubscription(
 	clearStoredSubscription(staticData);
 	return true;
 }
+
+// ---- The subscription's own failures -------------------------------------------------------------
+
+function subscriptionCapReached(cap: number): FailureNotice {
+	return {
+		message: `The learning platform allows at most ${cap} webhook subscriptions per API key, and this credential's API key has reached that limit`,
+		description:
+			'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
+	};
+}
+
+function webhookUrlNotHttps(webhookUrl: string): FailureNotice {
+	return {
+		message: `The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
+		description:
+			'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
+	};
+}
+
+const subscriptionWithoutId: FailureNotice = {
+	message: 'The learning platform did not return the id of the new webhook subscription',
+};

@@ -9,7 +9,8 @@ import { CredentialTestContext } from 'n8n-core';
 import type { ICredentialTestFunctions, IHttpRequestOptions } from 'n8n-workflow';
 
 import { LearningPlatformApi } from '../../credentials/LearningPlatformApi.credentials';
-import { testLearningPlatformCredential, USER_AGENT } from '../../nodes/shared/transport';
+import { testLearningPlatformCredential } from '../../nodes/shared/transport';
+import { USER_AGENT } from '../../nodes/shared/transport/userAgent';
 import { NOT_CHECKED_NOTE } from '../../nodes/shared/transport/credentialTest';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import { exchangeElsewhere, newCredential, withPair } from '../transport/helpers';

@@ -13,12 +13,9 @@ import type {
 	INodeTypeDescription,
 } from 'n8n-workflow';
 
-import {
-	apiRequest,
-	listAll,
-	type ApiRequestOptions,
-	type ApiRoot,
-} from '../../nodes/shared/transport';
+import { apiRequest, listAll } from '../../nodes/shared/transport';
+import type { ApiRoot } from '../../nodes/shared/transport/config';
+import type { ApiRequestOptions } from '../../nodes/shared/transport/request';
 import type { SandboxHandle } from '../../sandbox';
 import { http, roots, uniqueUser } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';

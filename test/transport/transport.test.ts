@@ -302,7 +302,7 @@ test('connection refused: retried, then a clear error naming the base URL', asyn
 	expect(out[0].error!.description).toMatch(/^It was retried 4 times\./);
 }, 60_000);
 
-test('apiRequestAllPages: follows meta.last_page, honours limit, no hidden cap', async () => {
+test('listAll: follows meta.last_page, honours limit, no hidden cap', async () => {
 	const { store } = await credential('t-pages');
 	const creates = Array.from({ length: 100 }, (_, i) => ({
 		method: 'POST' as const,
@@ -337,7 +337,7 @@ test('apiRequestAllPages: follows meta.last_page, honours limit, no hidden cap',
 	expect(over.out[0].error!.message).toMatch(/\(422\): .*100/);
 });
 
-test('apiRequestAllPages over several pages: 230 delivery log entries in pages of 100', async () => {
+test('listAll over several pages: 230 delivery log entries in pages of 100', async () => {
 	// a sandbox of its own: the other tests' '*' subscriptions would receive these events too
 	const own = await startSandbox({
 		quiet: true,

@@ -68,7 +68,7 @@ describe('an HTTP error as each n8n line passes it on', () => {
 		const facts = inspectFailure(error);
 		expect(facts.status).toBe(422);
 		expect(facts.body).toEqual(body);
-		const words = requestFailure(
+		const notice = requestFailure(
 			facts,
 			{
 				settings: { baseUrl: 'https://lms.example', tenancyId: 't', username: 'u' },
@@ -80,9 +80,9 @@ describe('an HTTP error as each n8n line passes it on', () => {
 			},
 			{ action: 'create the webhook subscription' },
 		);
-		expect(words.message).toBe(
+		expect(notice.message).toBe(
 			'Could not create the webhook subscription: Maximum of 100 subscriptions per API key reached.',
 		);
-		expect(words.rejection).toBe('capReached');
+		expect(notice.rejection).toBe('capReached');
 	});
 });

@@ -2,7 +2,7 @@
  * What the transport does after a failed request, decided from the facts alone: every branch of
  * the retry rules without a server or a clock.
  */
-import type { FailureFacts } from '../../nodes/shared/transport/failureFacts';
+import type { FailedRequest } from '../../nodes/shared/transport/failureFacts';
 import {
 	MAX_CREDENTIAL_MOVES,
 	MAX_EXCHANGE_RETRIES,
@@ -14,7 +14,7 @@ import {
 } from '../../nodes/shared/transport/retryPolicy';
 
 const none: Attempts = { transient: 0, rateLimit: 0, exchange: 0, credentialMoves: 0 };
-const facts = (extra: Partial<FailureFacts>): FailureFacts => ({
+const facts = (extra: Partial<FailedRequest>): FailedRequest => ({
 	message: '',
 	cancelled: false,
 	...extra,

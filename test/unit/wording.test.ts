@@ -2,7 +2,7 @@
  * Error texts reach people and AI models as they are: exactly one full stop between sentences,
  * whether the server's own words end in one or not.
  */
-import type { FailureFacts } from '../../nodes/shared/transport/failureFacts';
+import type { FailedRequest } from '../../nodes/shared/transport/failureFacts';
 import {
 	asSentence,
 	requestFailure,
@@ -18,7 +18,7 @@ const call = (method: CallFacts['method'], root: CallFacts['root'] = 'bookmark')
 	retries: 3,
 	rateLimitRetries: 0,
 });
-const facts = (over: Partial<FailureFacts>): FailureFacts => ({
+const facts = (over: Partial<FailedRequest>): FailedRequest => ({
 	message: '',
 	cancelled: false,
 	...over,
@@ -41,7 +41,7 @@ test('asSentence and sentences: one full stop, whatever the part ended with', ()
 });
 
 test('a 422 whose field message ends in a full stop: one full stop before the advice', () => {
-	const words = requestFailure(
+	const notice = requestFailure(
 		facts({
 			status: 422,
 			body: {
@@ -53,13 +53,13 @@ test('a 422 whose field message ends in a full stop: one full stop before the ad
 		call('POST'),
 		{},
 	);
-	expect(words.message).toBe(
+	expect(notice.message).toBe(
 		'The learning platform could not process the request (422): The given data was invalid.',
 	);
-	expect(words.description).toBe(
+	expect(notice.description).toBe(
 		'username: The selected username is invalid. The server rejected the values sent: change them accordingly and run the node again.',
 	);
-	expect(words.description).not.toContain('..');
+	expect(notice.description).not.toContain('..');
 });
 
 test("a 5xx with the server's words, and a failed connection: one full stop between sentences", () => {

@@ -1,6 +1,13 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 
-import { apiFailure, apiRequest, operationFailure, words, clock } from '../../shared/transport';
+import {
+	apiFailure,
+	apiRequest,
+	clock,
+	failedStatusMessage,
+	operationFailure,
+	type FailureNotice,
+} from '../../shared/transport';
 import { enabledFlags, simplifyRecords } from '../../shared/helpers';
 import { boundedForModel } from './toolOutput';
 
@@ -65,7 +72,7 @@ async function requestReport(
 		returnFailed: true,
 	})) as ReportEnvelope;
 	if (envelope?.status === 'Failed') {
-		const failed = words.reportFailed(report.label, envelope.requestid, envelope.errors);
+		const failed = reportFailed(report.label, envelope.requestid, envelope.errors);
 		throw apiFailure(this.getNode(), failed, { itemIndex, body: envelope });
 	}
 	return envelope;
@@ -95,12 +102,12 @@ export async function pollReport(
 			return [{ requestid: requestId, status: envelope.status ?? 'Processing' }];
 		const remaining = deadline - time.now();
 		if (remaining <= 0) {
-			const notReady = words.reportNotReady(report.label, requestId, wait.timeoutSeconds);
+			const notReady = reportNotReady(report.label, requestId, wait.timeoutSeconds);
 			throw operationFailure(this.getNode(), notReady, itemIndex);
 		}
 		// optional: an n8n without cancel signals simply lets the wait run to its time-out
 		if (this.getExecutionCancelSignal?.()?.aborted) {
-			throw operationFailure(this.getNode(), words.reportWaitCancelled(requestId), itemIndex);
+			throw operationFailure(this.getNode(), reportWaitCancelled(requestId), itemIndex);
 		}
 		pollOffsetMs = nextPollOffsetMs(pollOffsetMs);
 		await time.sleep(Math.max(0, Math.min(waitStartedAt + pollOffsetMs - time.now(), remaining)));
@@ -122,7 +129,7 @@ async function runReport(
 	if (submitted.status === 'Complete') return Array.isArray(submitted.data) ? submitted.data : [];
 	const requestId = Number(submitted.requestid);
 	if (!Number.isFinite(requestId)) {
-		const withoutId = words.reportWithoutRequestId(report.label, submitted.status);
+		const withoutId = reportWithoutRequestId(report.label, submitted.status);
 		throw apiFailure(this.getNode(), withoutId, { itemIndex, body: submitted });
 	}
 	return await pollReport.call(this, report, submitted, requestId, wait, itemIndex);
@@ -160,4 +167,32 @@ export const REPORT_ADVICE = {
 /** The single `{requestid, status}` item `pollReport` returns when it does not wait. */
 function isPendingItem(records: IDataObject[]): boolean {
 	return records.length === 1 && Object.keys(records[0]).sort().join(',') === 'requestid,status';
+}
+
+// ---- The reports' own failures -------------------------------------------------------------------
+
+function reportFailed(
+	label: string,
+	requestId: unknown,
+	errors: IDataObject | undefined,
+): FailureNotice {
+	const requestPart = requestId !== undefined ? ` (request ID ${String(requestId)})` : '';
+	return { message: `The ${label} report failed${requestPart}: ${failedStatusMessage(errors)}` };
+}
+
+function reportWithoutRequestId(label: string, status: unknown): FailureNotice {
+	return {
+		message: `The ${label} report was accepted without a request ID (status "${String(status)}")`,
+	};
+}
+
+function reportNotReady(label: string, requestId: number, timeoutSeconds: number): FailureNotice {
+	return {
+		message: `The ${label} report (request ID ${requestId}) was not ready within ${timeoutSeconds} seconds`,
+		description: `The request is still processing on the server. Fetch it later with Resource "Report", Operation "Get Result", Report Type "${label}" and Request ID ${requestId}, or raise the "Timeout (Seconds)" option.`,
+	};
+}
+
+function reportWaitCancelled(requestId: number): FailureNotice {
+	return { message: `Execution cancelled while waiting for request ID ${requestId}` };
 }

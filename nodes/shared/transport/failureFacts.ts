@@ -94,7 +94,7 @@ export function authFailureOf(error: unknown): AuthFailure | undefined {
 }
 
 /** What the transport needs to know about a failed request. */
-export interface FailureFacts {
+export interface FailedRequest {
 	authFailure?: AuthFailure;
 	status?: number;
 	headers?: unknown;
@@ -109,8 +109,8 @@ export interface FailureFacts {
 const MAX_DEPTH = 6;
 
 /** Walks `error` and its `cause` chain (n8n wraps HTTP errors in NodeApiError, sometimes twice). */
-export function inspectFailure(error: unknown): FailureFacts {
-	const facts: FailureFacts = { message: '', cancelled: false };
+export function inspectFailure(error: unknown): FailedRequest {
+	const facts: FailedRequest = { message: '', cancelled: false };
 	const wrapped: { status?: number; body?: unknown } = {};
 	let current: unknown = error;
 	for (let depth = 0; depth < MAX_DEPTH && current && typeof current === 'object'; depth++) {

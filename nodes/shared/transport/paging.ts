@@ -1,11 +1,13 @@
-// The one pager of the webhook API's paginated lists (subscriptions, delivery logs): `page` and
-// `perPage` (100, the most the API allows) in, `data` and `meta` out. One stop rule for every caller.
+// The one pager: `followPages` reads page after page from a start position until a page says
+// there is no next one. The webhook API's paginated lists (subscriptions, delivery logs) follow
+// page numbers with it (`page` and `perPage`, 100, the most the API allows, in; `data` and `meta`
+// out; one stop rule for every caller), the completions feed its cursors (helpers/feed.ts).
 import type { IDataObject } from 'n8n-workflow';
 
 import type { LearningPlatformContext } from './context';
 import { apiRequest, type ApiRequestOptions } from './request';
 
-export const LIST_PAGE_SIZE = 100;
+const LIST_PAGE_SIZE = 100;
 
 export interface ListPage {
 	items: IDataObject[];
@@ -64,6 +66,19 @@ export async function listPage(
 }
 
 /**
+ * Reads pages from `start`: `readPage` reads the page at a position and returns where the next
+ * one starts, or undefined when the read is over.
+ */
+export async function followPages<Position>(
+	start: Position,
+	readPage: (position: Position) => Promise<Position | undefined>,
+): Promise<void> {
+	for (let position: Position | undefined = start; position !== undefined; ) {
+		position = await readPage(position);
+	}
+}
+
+/**
  * Reads pages until `stop` says so (given each page's items) or the list ends. No hidden page cap:
  * the list's own end is the only limit besides the caller's.
  */
@@ -73,11 +88,10 @@ export async function readList(
 	stop: (items: IDataObject[]) => boolean,
 	options: ListOptions = {},
 ): Promise<void> {
-	for (let page: number | undefined = 1; page !== undefined; ) {
-		const result: ListPage = await listPage.call(this, path, page, options);
-		if (stop(result.items)) return;
-		page = result.nextPage;
-	}
+	await followPages(1, async (page: number) => {
+		const result = await listPage.call(this, path, page, options);
+		return stop(result.items) ? undefined : result.nextPage;
+	});
 }
 
 /** All items of a list, or the first `limit` of them. */

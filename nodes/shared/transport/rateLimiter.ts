@@ -26,12 +26,13 @@ interface Bucket {
 	finishLearning: (() => void) | null;
 }
 
-function prune(b: Bucket, now: number) {
+function prune(bucket: Bucket, now: number) {
 	// A request leaves the window only once the margin past the window's edge has passed too:
 	// waits are slept in chunks, and a stamp dropped at the bare edge would let the next
 	// request go before the margin.
-	while (b.stamps.length && b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS <= now) b.stamps.shift();
-	if (b.external && now - b.external.at >= WINDOW_MS) b.external = null;
+	while (bucket.stamps.length && bucket.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS <= now)
+		bucket.stamps.shift();
+	if (bucket.external && now - bucket.external.at >= WINDOW_MS) bucket.external = null;
 }
 
 /** A slot taken for one request. */
@@ -46,29 +47,29 @@ function jitter(ms: number) {
 	return Math.floor(Math.random() * ms);
 }
 
-function finishLearning(b: Bucket, ticket: RateTicket) {
+function finishLearning(bucket: Bucket, ticket: RateTicket) {
 	if (!ticket.learner) return;
 	ticket.learner = false;
-	b.limitKnown = true;
-	const resolve = b.finishLearning;
-	b.learning = null;
-	b.finishLearning = null;
+	bucket.limitKnown = true;
+	const resolve = bucket.finishLearning;
+	bucket.learning = null;
+	bucket.finishLearning = null;
 	resolve?.();
 }
 
-function restamp(b: Bucket, ticket: RateTicket, now: number) {
-	const i = b.stamps.indexOf(ticket.stamp);
+function restamp(bucket: Bucket, ticket: RateTicket, now: number) {
+	const i = bucket.stamps.indexOf(ticket.stamp);
 	if (i < 0 || now <= ticket.stamp) return;
-	b.stamps.splice(i, 1);
-	let j = b.stamps.length;
-	while (j > 0 && b.stamps[j - 1] > now) j--;
-	b.stamps.splice(j, 0, now);
+	bucket.stamps.splice(i, 1);
+	let j = bucket.stamps.length;
+	while (j > 0 && bucket.stamps[j - 1] > now) j--;
+	bucket.stamps.splice(j, 0, now);
 	ticket.stamp = now;
 }
 
-function releaseStamp(b: Bucket, stamp: number) {
-	const i = b.stamps.indexOf(stamp);
-	if (i >= 0) b.stamps.splice(i, 1);
+function releaseStamp(bucket: Bucket, stamp: number) {
+	const i = bucket.stamps.indexOf(stamp);
+	if (i >= 0) bucket.stamps.splice(i, 1);
 }
 
 function parseRetryAfter(value: string | undefined, now: number): number | undefined {
@@ -88,43 +89,43 @@ export class RateLimiter {
 
 	/**
 	 * Waits until a request may start for `key` and takes the slot. `isCancelled` is checked after
-	 * every sleep; when it returns true the wait ends with an error from `onCancel`.
+	 * every sleep; when it returns true the wait ends with an error saying the execution was cancelled.
 	 */
 	async acquireSlot(
 		key: string,
 		options: { isCancelled?: () => boolean; onWait?: (ms: number, reason: string) => void } = {},
 	): Promise<RateTicket> {
 		for (;;) {
-			const b = this.bucketFor(key);
+			const bucket = this.bucketFor(key);
 			const time = this.time();
 			const now = time.now();
-			prune(b, now);
+			prune(bucket, now);
 
-			if (!b.limitKnown && b.learning) {
-				await b.learning;
+			if (!bucket.limitKnown && bucket.learning) {
+				await bucket.learning;
 				continue;
 			}
 
 			let wait = 0;
 			let reason = '';
-			if (b.blockedUntil > now) {
-				wait = b.blockedUntil - now;
+			if (bucket.blockedUntil > now) {
+				wait = bucket.blockedUntil - now;
 				reason = 'the server answered 429';
 			} else {
-				const external = b.external?.count ?? 0;
-				const used = b.stamps.length + external;
-				if (used >= b.limit) {
-					reason = `${b.limit} requests per minute`;
-					const mustFree = used - b.limit + 1;
-					if (mustFree <= b.stamps.length) {
+				const external = bucket.external?.count ?? 0;
+				const used = bucket.stamps.length + external;
+				if (used >= bucket.limit) {
+					reason = `${bucket.limit} requests per minute`;
+					const mustFree = used - bucket.limit + 1;
+					if (mustFree <= bucket.stamps.length) {
 						// the mustFree-th oldest of our own requests has to leave the window
-						wait = b.stamps[mustFree - 1] + WINDOW_MS + EDGE_MARGIN_MS - now;
-					} else if (b.external && now - b.external.at < MAX_SLEEP_MS) {
+						wait = bucket.stamps[mustFree - 1] + WINDOW_MS + EDGE_MARGIN_MS - now;
+					} else if (bucket.external && now - bucket.external.at < MAX_SLEEP_MS) {
 						// blocked by others using the same API user, whose timing is unknown: hold back
 						// briefly, then let a request find out (a 429 says exactly how long to wait)
-						wait = b.external.at + MAX_SLEEP_MS - now;
+						wait = bucket.external.at + MAX_SLEEP_MS - now;
 					} else {
-						b.external = null;
+						bucket.external = null;
 						continue;
 					}
 				}
@@ -132,11 +133,11 @@ export class RateLimiter {
 
 			if (wait <= 0) {
 				const ticket: RateTicket = { key, stamp: now, learner: false };
-				b.stamps.push(now);
-				if (!b.limitKnown) {
+				bucket.stamps.push(now);
+				if (!bucket.limitKnown) {
 					ticket.learner = true;
-					b.learning = new Promise<void>((resolve) => {
-						b.finishLearning = resolve;
+					bucket.learning = new Promise<void>((resolve) => {
+						bucket.finishLearning = resolve;
 					});
 				}
 				return ticket;
@@ -155,48 +156,48 @@ export class RateLimiter {
 	 * and for a 429 the block until `Retry-After`. Returns the wait (ms) a 429 imposes, else 0.
 	 */
 	recordAnswer(ticket: RateTicket, answer: { status?: number; headers?: unknown }): number {
-		const b = this.bucketFor(ticket.key);
+		const bucket = this.bucketFor(ticket.key);
 		const now = this.time().now();
-		prune(b, now);
+		prune(bucket, now);
 
 		const limit = Number(headerValue(answer.headers, 'x-ratelimit-limit'));
-		if (Number.isInteger(limit) && limit > 0) b.limit = limit;
+		if (Number.isInteger(limit) && limit > 0) bucket.limit = limit;
 
 		// The server counted the request when it arrived, somewhere between our stamp and now: move
 		// our stamp to now so our window never frees a slot before the server's does.
-		if (answer.status !== 429) restamp(b, ticket, now);
+		if (answer.status !== 429) restamp(bucket, ticket, now);
 
 		let blockedFor = 0;
 		if (answer.status === 429) {
 			// a refused request does not count on the server
-			releaseStamp(b, ticket.stamp);
+			releaseStamp(bucket, ticket.stamp);
 			const retryAfter = parseRetryAfter(headerValue(answer.headers, 'retry-after'), now);
 			if (retryAfter !== undefined) {
 				blockedFor = retryAfter + EDGE_MARGIN_MS + jitter(250);
-			} else if (b.stamps.length) {
-				blockedFor = Math.max(1_000, b.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS - now);
+			} else if (bucket.stamps.length) {
+				blockedFor = Math.max(1_000, bucket.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS - now);
 			} else {
 				blockedFor = 5_000 + jitter(1_000);
 			}
-			b.blockedUntil = Math.max(b.blockedUntil, now + blockedFor);
+			bucket.blockedUntil = Math.max(bucket.blockedUntil, now + blockedFor);
 		} else {
 			const remaining = Number(headerValue(answer.headers, 'x-ratelimit-remaining'));
 			if (Number.isInteger(remaining) && remaining >= 0) {
 				// requests the server counted that are not ours (ours in flight are not yet counted,
 				// so this never over-estimates because of ordering)
-				const others = b.limit - remaining - b.stamps.length;
-				b.external = others > 0 ? { count: others, at: now } : null;
+				const others = bucket.limit - remaining - bucket.stamps.length;
+				bucket.external = others > 0 ? { count: others, at: now } : null;
 			}
 		}
-		finishLearning(b, ticket);
+		finishLearning(bucket, ticket);
 		return blockedFor;
 	}
 
 	/** Gives the slot back when the request never reached the API (e.g. a stale credential). */
 	releaseSlot(ticket: RateTicket): void {
-		const b = this.bucketFor(ticket.key);
-		releaseStamp(b, ticket.stamp);
-		finishLearning(b, ticket);
+		const bucket = this.bucketFor(ticket.key);
+		releaseStamp(bucket, ticket.stamp);
+		finishLearning(bucket, ticket);
 	}
 
 	/** Ends the learning phase even when the request failed without an answer. */
@@ -206,14 +207,14 @@ export class RateLimiter {
 
 	/** Forgets every bucket. */
 	reset(): void {
-		for (const b of this.buckets.values()) b.finishLearning?.();
+		for (const bucket of this.buckets.values()) bucket.finishLearning?.();
 		this.buckets.clear();
 	}
 
 	private bucketFor(key: string): Bucket {
-		let b = this.buckets.get(key);
-		if (!b) {
-			b = {
+		let bucket = this.buckets.get(key);
+		if (!bucket) {
+			bucket = {
 				limit: DEFAULT_LIMIT_PER_MINUTE,
 				limitKnown: false,
 				stamps: [],
@@ -222,9 +223,9 @@ export class RateLimiter {
 				learning: null,
 				finishLearning: null,
 			};
-			this.buckets.set(key, b);
+			this.buckets.set(key, bucket);
 		}
-		return b;
+		return bucket;
 	}
 }
 

@@ -18,7 +18,7 @@ import {
 	type ConnectionSettings,
 } from './config';
 import type { LearningPlatformContext } from './context';
-import { inspectFailure, type FailureFacts } from './failureFacts';
+import { inspectFailure, type FailedRequest } from './failureFacts';
 import { acquireSlot, recordAnswer, releaseSlot, settleSlot, type RateTicket } from './rateLimiter';
 import { REFUSAL_SETTLE_MS, settleRefusal } from './refusal';
 import { isIdempotent, nextAction, type Attempts } from './retryPolicy';
@@ -30,11 +30,11 @@ import {
 	failedStatus,
 	refreshTokenRejected,
 	requestFailure,
-	type CallWords,
-	type Words,
+	type CallerPhrasing,
+	type FailureNotice,
 } from './wording';
 
-export interface ApiRequestOptions extends CallWords {
+export interface ApiRequestOptions extends CallerPhrasing {
 	qs?: IDataObject;
 	body?: IDataObject;
 	itemIndex?: number;
@@ -44,7 +44,7 @@ export interface ApiRequestOptions extends CallWords {
 	fullResponse?: boolean;
 }
 
-export interface FullResponse<T = unknown> {
+interface FullResponse<T = unknown> {
 	statusCode: number;
 	headers: IDataObject;
 	body: T;
@@ -116,7 +116,7 @@ class Call {
 	}
 
 	/** Sends the request and teaches the limiter what came back; a cancelled call throws here. */
-	async send(ticket: RateTicket): Promise<{ response: FullResponse } | { facts: FailureFacts }> {
+	async send(ticket: RateTicket): Promise<{ response: FullResponse } | { facts: FailedRequest }> {
 		let response: FullResponse;
 		try {
 			response = (await this.ctx.helpers.httpRequestWithAuthentication.call(
@@ -161,7 +161,7 @@ class Call {
 	}
 
 	/** A failure: returns when ./retryPolicy.ts (or a moved-on credential) says to repeat, else throws. */
-	async repeatOrThrow(facts: FailureFacts): Promise<void> {
+	async repeatOrThrow(facts: FailedRequest): Promise<void> {
 		const action = nextAction(facts, this.method, this.attempts);
 		if (action.kind === 'retry') {
 			this.attempts[action.counter]++;
@@ -211,7 +211,7 @@ class Call {
 		return outcome;
 	}
 
-	private async fail(facts: FailureFacts, words?: Words) {
+	private async fail(facts: FailedRequest, notice?: FailureNotice) {
 		const callFacts = {
 			settings: this.settings,
 			method: this.method,
@@ -224,7 +224,7 @@ class Call {
 			this.ctx,
 			this.options,
 			facts,
-			words ?? requestFailure(facts, callFacts, this.options),
+			notice ?? requestFailure(facts, callFacts, this.options),
 		);
 	}
 
@@ -273,7 +273,7 @@ function requestOptions(
 }
 
 /** An HTTP-200 answer whose body says `status: "Failed"` (the reports' and the feed's refusals). */
-export function isFailedStatus(body: unknown): body is IDataObject & { status: 'Failed' } {
+function isFailedStatus(body: unknown): body is IDataObject & { status: 'Failed' } {
 	return (
 		!!body &&
 		typeof body === 'object' &&
@@ -286,8 +286,8 @@ export function isFailedStatus(body: unknown): body is IDataObject & { status: '
 async function failure(
 	ctx: LearningPlatformContext,
 	options: ApiRequestOptions,
-	facts: FailureFacts,
-	words: Words,
+	facts: FailedRequest,
+	notice: FailureNotice,
 ) {
 	const secrets: string[] = [];
 	const push = (value: unknown) => {
@@ -303,7 +303,7 @@ async function failure(
 	} catch {
 		// pattern-based scrubbing still applies
 	}
-	return apiFailure(ctx.getNode(), words, {
+	return apiFailure(ctx.getNode(), notice, {
 		itemIndex: options.itemIndex,
 		body: facts.body,
 		secrets,

@@ -2,7 +2,7 @@
 // branch is tested without a server. The rules: docs/design.md, "What is repeated".
 import type { IHttpRequestMethods } from 'n8n-workflow';
 
-import type { FailureFacts } from './failureFacts';
+import type { FailedRequest } from './failureFacts';
 
 /** Retries of network errors and 5xx (GET only). */
 export const MAX_TRANSIENT_RETRIES = 4;
@@ -78,7 +78,7 @@ export function backoff(
 }
 
 export function nextAction(
-	facts: FailureFacts,
+	facts: FailedRequest,
 	method: IHttpRequestMethods,
 	attempts: Attempts,
 	random: () => number = Math.random,

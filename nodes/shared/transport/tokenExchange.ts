@@ -7,6 +7,7 @@ import type { ICredentialDataDecryptedObject, IDataObject, IHttpRequestHelper } 
 
 import { clock } from './clock';
 import {
+	apiUserLabel,
 	connectionSettings,
 	missingCredentialFields,
 	refreshTokenOf,
@@ -15,15 +16,7 @@ import {
 } from './config';
 import { authFailure, authFailureOf, headerValue, inspectFailure } from './failureFacts';
 import { withUserAgent } from './userAgent';
-import {
-	exchangeAnswered,
-	exchangeUnreachable,
-	exchangeWithoutPair,
-	incompleteCredential,
-	refreshTokenRejected,
-	staleCredential,
-	type Words,
-} from './wording';
+import { refreshTokenRejected, type FailureNotice } from './wording';
 
 /** What `preAuthentication` returns; n8n writes each key over the stored credential data. */
 export interface RotatedPair extends IDataObject {
@@ -143,8 +136,13 @@ function refusal(settings: ConnectionSettings, hash: string, refusedAt: number) 
 	return deadTokenFailure('refused', refreshTokenRejected(settings), hash, refusedAt);
 }
 
-function deadTokenFailure(kind: 'stale' | 'refused', words: Words, token: string, since: number) {
-	const { message, description } = words;
+function deadTokenFailure(
+	kind: 'stale' | 'refused',
+	notice: FailureNotice,
+	token: string,
+	since: number,
+) {
+	const { message, description } = notice;
 	return authFailure({ kind, message, description, dead: { token, since } });
 }
 
@@ -154,6 +152,21 @@ async function runExchange(
 	refreshToken: string,
 	hash: string,
 ): Promise<RotatedPair> {
+	const body = await requestGrant(helpers, settings, refreshToken, hash);
+	// A 2xx answer means the server may have rotated the pair: this token is spent from now on,
+	// whatever the body says.
+	markSpent(hash);
+	refused.delete(hash);
+	return pairOf(body, settings);
+}
+
+/** `GET {report_root}/apikeys` with the refresh token; the body of a 2xx answer, else the failure. */
+async function requestGrant(
+	helpers: IHttpRequestHelper['helpers'],
+	settings: ConnectionSettings,
+	refreshToken: string,
+	hash: string,
+): Promise<unknown> {
 	let response: { statusCode?: number; body?: unknown; headers?: unknown };
 	try {
 		response = (await helpers.httpRequest({
@@ -184,13 +197,12 @@ async function runExchange(
 			hash,
 		);
 	}
+	return response.body;
+}
 
-	// A 2xx answer means the server may have rotated the pair: this token is spent from now on,
-	// whatever the body says.
-	markSpent(hash);
-	refused.delete(hash);
-
-	let body = response.body as IDataObject | string | undefined;
+/** The new pair in a grant's body (JSON, or text holding JSON), with the API key's expiry. */
+function pairOf(responseBody: unknown, settings: ConnectionSettings): RotatedPair {
+	let body = responseBody as IDataObject | string | undefined;
 	if (typeof body === 'string') {
 		try {
 			body = JSON.parse(body) as IDataObject;
@@ -227,6 +239,63 @@ function exchangeFailure(error: unknown, settings: ConnectionSettings, hash: str
 		return authFailure({ kind: final ? 'invalid' : 'unavailable', message, description });
 	}
 	return authFailure({ kind: 'unavailable', ...exchangeUnreachable(settings, facts.code) });
+}
+
+// ---- The exchange's own failures ----------------------------------------------------------------
+
+function staleCredential(settings: ConnectionSettings): FailureNotice {
+	return {
+		message: `The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
+		description:
+			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
+	};
+}
+
+function incompleteCredential(missing: string[]): FailureNotice {
+	return {
+		message: `The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
+	};
+}
+
+function exchangeWithoutPair(settings: ConnectionSettings): FailureNotice {
+	return {
+		message: `The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
+		description:
+			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
+	};
+}
+
+/** An exchange answered with a status other than 2xx or 401. */
+function exchangeAnswered(
+	settings: ConnectionSettings,
+	status: number,
+	retryAfter: string | undefined,
+): FailureNotice {
+	if (status === 400 || status === 403 || status === 404) {
+		return {
+			message: `The API-key refresh for ${apiUserLabel(settings)} was answered ${status}`,
+			description:
+				status === 404
+					? "Check the credential's Base URL and Tenancy ID."
+					: "Check the credential's Base URL, Tenancy ID and API Username.",
+		};
+	}
+	return {
+		message: `The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${status})`,
+		description: retryAfter
+			? `The server asked to retry after ${retryAfter} s.`
+			: 'Try again later.',
+	};
+}
+
+function exchangeUnreachable(
+	settings: ConnectionSettings,
+	code: string | undefined,
+): FailureNotice {
+	return {
+		message: `Could not reach the learning platform at ${settings.baseUrl} to refresh the API key${code ? ` (${code})` : ''}`,
+		description: "Check the credential's Base URL and that the server is reachable from n8n.",
+	};
 }
 
 /** For tests: forget all in-process exchange state. */

@@ -1,18 +1,20 @@
-// Words what the user sees when a request fails: HTTP answers, the API's `status: "Failed"`
-// bodies, the subscription cap, refused refresh tokens, reports that are not ready. Callers pass
-// facts and their own words (what a 404 means, what the call was doing) and their errors leave
-// through `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: parameter checks (the
-// helpers and operations), the router's unknown operation, and a cancelled request's message.
+// The wording of what the user sees when a request fails: HTTP answers, the API's
+// `status: "Failed"` bodies, refused refresh tokens. Callers pass facts and their own phrasing
+// (what a 404 means, what the call was doing) and their errors leave through
+// `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: a node's own outcomes (a report
+// not ready, the subscription cap, ...) and the token exchange's own failures stand beside their
+// one user; parameter checks (the helpers and operations), the router's unknown operation, and a
+// cancelled request's message.
 import type { IDataObject, IHttpRequestMethods, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
 import { apiUserLabel, type ApiRoot, type ConnectionSettings } from './config';
-import type { FailureFacts } from './failureFacts';
+import type { FailedRequest } from './failureFacts';
 import { isIdempotent, isRepeatable, TRANSIENT_NETWORK_MESSAGE } from './retryPolicy';
 import { scrubObject, scrubSecrets } from './secrets';
 
 /** A failure in the user's words. */
-export interface Words {
+export interface FailureNotice {
 	message: string;
 	description?: string;
 	/** the HTTP status shown with the error, when there was one */
@@ -117,7 +119,7 @@ export const REJECTION_ADVICE: Record<Rejection, string> = {
 // ---- A failed request -----------------------------------------------------------------------------
 
 /** What the caller of a request says about it, for its failure's wording. */
-export interface CallWords {
+export interface CallerPhrasing {
 	/** what a 404 means for this call, e.g. `No learner "jane" or no course with ID 87` */
 	notFoundMessage?: string;
 	/** what to check after such a 404 */
@@ -142,13 +144,16 @@ const API_NAME: Record<ApiRoot, string> = {
 	webhook: 'webhook API',
 };
 
-/** Words for a request that got an HTTP error, no answer, or an unusable one. */
-export function requestFailure(facts: FailureFacts, call: CallFacts, words: CallWords): Words {
+/** The notice of a request that got an HTTP error, no answer, or an unusable one. */
+export function requestFailure(
+	facts: FailedRequest,
+	call: CallFacts,
+	phrasing: CallerPhrasing,
+): FailureNotice {
 	const { status } = facts;
 	const httpCode = status !== undefined ? String(status) : undefined;
 	const server = serverMessage(facts.body);
 	const who = apiUserLabel(call.settings);
-	const target = `${call.method} ${API_NAME[call.root]}${call.path ? ` ${call.path}` : ''}`;
 	const withServer = server ? `: ${server}` : '';
 
 	switch (true) {
@@ -172,23 +177,10 @@ export function requestFailure(facts: FailureFacts, call: CallFacts, words: Call
 					'Check that this API user is allowed to use this operation. The API also answers 403 when a request has no User-Agent header: check that no proxy between n8n and the platform removes it.',
 				httpCode,
 			};
-		case status === 404 && words.notFoundMessage !== undefined:
-			return {
-				message: `${words.notFoundMessage} (404${withServer})`,
-				description:
-					words.notFoundDescription ??
-					"Check the values you passed, and the credential's Base URL and Tenancy ID.",
-				httpCode,
-			};
 		case status === 404:
-			return {
-				message: `Not found (404): ${target} does not exist on tenancy '${call.settings.tenancyId}'`,
-				description:
-					"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.",
-				httpCode,
-			};
+			return notFound(call, phrasing, withServer, httpCode);
 		case status === 422:
-			return unprocessable(facts.body, server, call.root, words, httpCode);
+			return unprocessable(facts.body, server, call.root, phrasing, httpCode);
 		case status === 429:
 			return {
 				message: `The learning platform kept answering 429 Too Many Requests for ${who}, even after waiting ${call.rateLimitRetries} times`,
@@ -196,16 +188,8 @@ export function requestFailure(facts: FailureFacts, call: CallFacts, words: Call
 					'Another integration is probably using the same API user heavily. Give each integration its own API user, or run this workflow later.',
 				httpCode,
 			};
-		case status !== undefined && status >= 500: {
-			const retried = isIdempotent(call.method)
-				? `It was retried ${call.retries} times. Try again later.`
-				: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
-			return {
-				message: `The learning platform failed to process the request (HTTP ${status})`,
-				description: sentences(server, retried),
-				httpCode,
-			};
-		}
+		case status !== undefined && status >= 500:
+			return serverFailed(status, server, call, httpCode);
 		case status !== undefined:
 			return { message: `The learning platform answered HTTP ${status}${withServer}`, httpCode };
 		case facts.code !== undefined || TRANSIENT_NETWORK_MESSAGE.test(facts.message):
@@ -218,19 +202,59 @@ export function requestFailure(facts: FailureFacts, call: CallFacts, words: Call
 	}
 }
 
+function notFound(
+	call: CallFacts,
+	phrasing: CallerPhrasing,
+	withServer: string,
+	httpCode: string | undefined,
+): FailureNotice {
+	if (phrasing.notFoundMessage !== undefined) {
+		return {
+			message: `${phrasing.notFoundMessage} (404${withServer})`,
+			description:
+				phrasing.notFoundDescription ??
+				"Check the values you passed, and the credential's Base URL and Tenancy ID.",
+			httpCode,
+		};
+	}
+	const target = `${call.method} ${API_NAME[call.root]}${call.path ? ` ${call.path}` : ''}`;
+	return {
+		message: `Not found (404): ${target} does not exist on tenancy '${call.settings.tenancyId}'`,
+		description:
+			"Check the ID you passed (it may have been deleted), and the credential's Base URL and Tenancy ID.",
+		httpCode,
+	};
+}
+
+function serverFailed(
+	status: number,
+	server: string | undefined,
+	call: CallFacts,
+	httpCode: string | undefined,
+): FailureNotice {
+	const retried = isIdempotent(call.method)
+		? `It was retried ${call.retries} times. Try again later.`
+		: `It was not retried because the server may already have processed the ${call.method}; check the result (for example list the webhooks) before running it again.`;
+	return {
+		message: `The learning platform failed to process the request (HTTP ${status})`,
+		description: sentences(server, retried),
+		httpCode,
+	};
+}
+
 function unprocessable(
 	body: unknown,
 	server: string | undefined,
 	root: ApiRoot,
-	words: CallWords,
+	phrasing: CallerPhrasing,
 	httpCode: string | undefined,
-): Words {
+): FailureNotice {
 	const details = validationDetails(body);
 	const reason = server ?? details;
 	const rejection = root === 'webhook' ? classifyRejection(reason ?? '') : undefined;
 	return {
-		message: words.action
-			? `Could not ${words.action}: ${reason ?? 'the server rejected the request (HTTP 422)'}`
+		message: phrasing.action
+			? `Could not ${phrasing.action}: ${reason ?? 'the server rejected the request (HTTP 422)'}`
 			: `The learning platform could not process the request (422): ${reason ?? 'validation failed'}`,
 		description: rejection
 			? REJECTION_ADVICE[rejection]
@@ -243,7 +267,7 @@ function unprocessable(
 	};
 }
 
-function unreachable(facts: FailureFacts, call: CallFacts): Words {
+function unreachable(facts: FailedRequest, call: CallFacts): FailureNotice {
 	const code = facts.code ? ` (${facts.code})` : '';
 	const repeatable = isRepeatable(call.method, facts.code);
 	// in the message itself: with Continue On Fail only the message reaches the output
@@ -265,7 +289,7 @@ function unreachable(facts: FailureFacts, call: CallFacts): Words {
 }
 
 /** An answer of HTTP 200 whose body says `status: "Failed"`. */
-export function failedStatus(errors: IDataObject | undefined): Words {
+export function failedStatus(errors: IDataObject | undefined): FailureNotice {
 	return {
 		message: `The learning platform rejected the request: ${failedStatusMessage(errors)}`,
 		description: 'Correct the parameters named above and run the node again.',
@@ -273,20 +297,20 @@ export function failedStatus(errors: IDataObject | undefined): Words {
 	};
 }
 
-export const cancelled: Words = { message: 'The execution was cancelled' };
+export const cancelled: FailureNotice = { message: 'The execution was cancelled' };
 
-export function noCredential(reason: string): Words {
+export function noCredential(reason: string): FailureNotice {
 	return { message: 'This node needs a Learning Platform API credential', description: reason };
 }
 
-export const incompleteConnection: Words = {
+export const incompleteConnection: FailureNotice = {
 	message: 'The Learning Platform credential has no Base URL or Tenancy ID',
 	description: 'Open the credential and fill in every field.',
 };
 
-// ---- The refresh-token exchange -------------------------------------------------------------------
+// ---- A refused refresh token (request.ts and the exchange) ------------------------------------
 
-export function refreshTokenRejected(settings: ConnectionSettings): Words {
+export function refreshTokenRejected(settings: ConnectionSettings): FailureNotice {
 	return {
 		message: `The refresh token for ${apiUserLabel(settings)} was rejected by the learning platform (401). Paste a new refresh token in the credential.`,
 		description:
@@ -294,129 +318,6 @@ export function refreshTokenRejected(settings: ConnectionSettings): Words {
 		httpCode: '401',
 	};
 }
-
-export function staleCredential(settings: ConnectionSettings): Words {
-	return {
-		message: `The credential for ${apiUserLabel(settings)} was loaded before its refresh token was rotated (stale credential)`,
-		description:
-			'This n8n process already exchanged this refresh token; the request is retried with the credential as stored now.',
-	};
-}
-
-export function incompleteCredential(missing: string[]): Words {
-	return {
-		message: `The Learning Platform credential is incomplete: ${missing.join(', ')} missing`,
-	};
-}
-
-export function exchangeWithoutPair(settings: ConnectionSettings): Words {
-	return {
-		message: `The learning platform answered the API-key refresh for ${apiUserLabel(settings)} without a new API key and refresh token`,
-		description:
-			'The previous refresh token may no longer be valid. If requests keep failing, paste a new refresh token in the credential.',
-	};
-}
-
-/** An exchange answered with a status other than 2xx or 401. */
-export function exchangeAnswered(
-	settings: ConnectionSettings,
-	status: number,
-	retryAfter: string | undefined,
-): Words {
-	if (status === 400 || status === 403 || status === 404) {
-		return {
-			message: `The API-key refresh for ${apiUserLabel(settings)} was answered ${status}`,
-			description:
-				status === 404
-					? "Check the credential's Base URL and Tenancy ID."
-					: "Check the credential's Base URL, Tenancy ID and API Username.",
-		};
-	}
-	return {
-		message: `The learning platform could not refresh the API key for ${apiUserLabel(settings)} (HTTP ${status})`,
-		description: retryAfter
-			? `The server asked to retry after ${retryAfter} s.`
-			: 'Try again later.',
-	};
-}
-
-export function exchangeUnreachable(settings: ConnectionSettings, code: string | undefined): Words {
-	return {
-		message: `Could not reach the learning platform at ${settings.baseUrl} to refresh the API key${code ? ` (${code})` : ''}`,
-		description: "Check the credential's Base URL and that the server is reachable from n8n.",
-	};
-}
-
-// ---- Operations' own outcomes ---------------------------------------------------------------------
-
-export function reportFailed(
-	label: string,
-	requestId: unknown,
-	errors: IDataObject | undefined,
-): Words {
-	const requestPart = requestId !== undefined ? ` (request ID ${String(requestId)})` : '';
-	return { message: `The ${label} report failed${requestPart}: ${failedStatusMessage(errors)}` };
-}
-
-export function reportWithoutRequestId(label: string, status: unknown): Words {
-	return {
-		message: `The ${label} report was accepted without a request ID (status "${String(status)}")`,
-	};
-}
-
-export function reportNotReady(label: string, requestId: number, timeoutSeconds: number): Words {
-	return {
-		message: `The ${label} report (request ID ${requestId}) was not ready within ${timeoutSeconds} seconds`,
-		description: `The request is still processing on the server. Fetch it later with Resource "Report", Operation "Get Result", Report Type "${label}" and Request ID ${requestId}, or raise the "Timeout (Seconds)" option.`,
-	};
-}
-
-export function reportWaitCancelled(requestId: number): Words {
-	return { message: `Execution cancelled while waiting for request ID ${requestId}` };
-}
-
-export function feedRefused(errors: IDataObject | undefined): Words {
-	return {
-		message: `The completions feed refused the request: ${failedStatusMessage(errors)}`,
-	};
-}
-
-/** The feed refused a cursor and there was no (other) known-good time to restart from. */
-export function feedCursorRejected(
-	errors: IDataObject | undefined,
-	restartPoint: string | undefined,
-): Words {
-	return {
-		message: `The feed rejected the cursor: ${failedStatusMessage(errors)}`,
-		description: restartPoint
-			? `Restarting from ${restartPoint} was rejected again. Clear the cursor and set "Updated Since" to re-read from a known time.`
-			: 'There is no known-good time to restart from. Clear the cursor and set "Updated Since" to the newest "lastupdated" you have processed, so the feed continues from there instead of from the beginning.',
-	};
-}
-
-export function bookmarkNotCreated(username: string, contentId: number): Words {
-	return { message: `The bookmark for "${username}" on content ${contentId} was not created` };
-}
-
-export function subscriptionCapReached(cap: number): Words {
-	return {
-		message: `The learning platform allows at most ${cap} webhook subscriptions per API key, and this credential's API key has reached that limit`,
-		description:
-			'Delete webhook subscriptions that are no longer used (Learning Platform node, Webhook resource: Get Many, then Delete), or use a credential with its own API user, then activate the workflow again.',
-	};
-}
-
-export function webhookUrlNotHttps(webhookUrl: string): Words {
-	return {
-		message: `The learning platform only delivers webhooks to https:// URLs, but this workflow's webhook URL is ${webhookUrl}`,
-		description:
-			'n8n builds webhook URLs from its WEBHOOK_URL environment variable. Set WEBHOOK_URL to the public https:// address that reaches this n8n instance (for example https://n8n.example.com/, with TLS handled by a reverse proxy if n8n itself listens on plain http) and restart n8n. Alternatively, use the Learning Platform Completion Trigger, which polls and needs no public URL.',
-	};
-}
-
-export const subscriptionWithoutId: Words = {
-	message: 'The learning platform did not return the id of the new webhook subscription',
-};
 
 // ---- Errors as n8n shows them ---------------------------------------------------------------------
 
@@ -431,17 +332,17 @@ interface FailureContext {
 /** A `NodeApiError`: the failure of a call to the platform. */
 export function apiFailure(
 	node: INode,
-	words: Words,
+	notice: FailureNotice,
 	{ itemIndex, body, secrets = [] }: FailureContext = {},
 ): NodeApiError {
-	const message = scrubSecrets(words.message, secrets);
-	const description = words.description ? scrubSecrets(words.description, secrets) : undefined;
+	const message = scrubSecrets(notice.message, secrets);
+	const description = notice.description ? scrubSecrets(notice.description, secrets) : undefined;
 	// what n8n keeps as the error response: the answer without secrets, never the raw HTTP error
 	// (its request config carries the Authorization header)
 	const response = scrubObject(
 		{
 			message,
-			...(words.httpCode ? { httpCode: words.httpCode } : {}),
+			...(notice.httpCode ? { httpCode: notice.httpCode } : {}),
 			...(body !== undefined && typeof body !== 'function'
 				? { response: { body: body as JsonObject } }
 				: {}),
@@ -451,10 +352,10 @@ export function apiFailure(
 	const error = new NodeApiError(node, response, {
 		message,
 		description,
-		httpCode: words.httpCode,
+		httpCode: notice.httpCode,
 		itemIndex,
 	});
-	if (words.rejection) error.context.rejection = words.rejection;
+	if (notice.rejection) error.context.rejection = notice.rejection;
 	// NodeApiError swaps a message naming a Node.js error code (ECONNREFUSED...) for a generic one
 	error.message = message;
 	return error;
@@ -463,12 +364,12 @@ export function apiFailure(
 /** A `NodeOperationError`: the platform answered, but the operation could not do its work. */
 export function operationFailure(
 	node: INode,
-	words: Words,
+	notice: FailureNotice,
 	itemIndex?: number,
 ): NodeOperationError {
-	return new NodeOperationError(node, scrubSecrets(words.message), {
+	return new NodeOperationError(node, scrubSecrets(notice.message), {
 		itemIndex,
-		description: words.description ? scrubSecrets(words.description) : undefined,
+		description: notice.description ? scrubSecrets(notice.description) : undefined,
 	});
 }
 

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
 import { requiredId, requiredText } from '../../../shared/helpers';
-import { apiFailure, apiRequest, words } from '../../../shared/transport';
+import { apiFailure, apiRequest } from '../../../shared/transport';
 import { contentTypeOptions } from '../../../shared/descriptions';
 
 export const description: INodeProperties[] = [
@@ -58,7 +58,9 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			"Check the username (the learner's login name) and that the content ID is a piece of content of the chosen Content Type (Report → Get Content lists them). The platform's own words, in brackets, say which of the two it did not find.",
 	})) as IDataObject;
 	if (response?.success === false) {
-		const notCreated = words.bookmarkNotCreated(username, contentId);
+		const notCreated = {
+			message: `The bookmark for "${username}" on content ${contentId} was not created`,
+		};
 		throw apiFailure(this.getNode(), notCreated, { itemIndex, body: response });
 	}
 	// `{success, bookmark}`: the bookmark itself is what a workflow continues with, plus what the

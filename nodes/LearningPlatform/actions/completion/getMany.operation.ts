@@ -10,7 +10,7 @@ import {
 	readLimit,
 	simplifyRecords,
 } from '../../../shared/helpers';
-import type { FeedFilters } from '../../../shared/helpers';
+import type { FeedFilters, FeedWalkResult } from '../../../shared/helpers';
 import { hintOnce } from '../../helpers/hints';
 import { moreNote, runsAsTool } from '../../helpers/toolOutput';
 import {
@@ -77,12 +77,42 @@ const TOOL_NOTES = {
 };
 
 export async function execute(this: IExecuteFunctions, itemIndex: number): Promise<IDataObject[]> {
+	const read = readParameters.call(this, itemIndex);
+	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
+	const simplify = this.getNodeParameter('simple', itemIndex, true) as boolean;
+	const result = await walkFeed.call(this, {
+		filters: { ...read.filters, ...enabledFlags(options, FEED_FLAGS) },
+		cursor: read.cursor || undefined,
+		updatedSince: read.updatedSince,
+		maxRecords: read.limit,
+		itemIndex,
+	});
+	hintAboutWalk.call(this, result, read.limit);
+
+	// The sync state is a trailing item rather than a second output: one output keeps the
+	// node simple to wire and works unchanged when an AI agent calls it as a tool; the item
+	// has a single `syncState` key so it is easy to tell apart (or read with `.last()`).
+	// Simplify applies to the records only; the sync state item below is never cut down.
+	const records = simplify
+		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
+		: [...result.records];
+	if (records.length === 0 && runsAsTool(this)) {
+		records.push({ note: TOOL_NOTES.none });
+	} else if (read.limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
+		records.push(moreNote(records.length, undefined, TOOL_NOTES.more));
+	}
+	if (options.outputSyncState === true) {
+		return [...records, syncStateItem(result, read.updatedSince)];
+	}
+	return records;
+}
+
+/** Where the read starts and what it reads: Limit, Updated Since, Start From Cursor, Filters. */
+function readParameters(this: IExecuteFunctions, itemIndex: number) {
 	const limit = readLimit.call(this, itemIndex);
 	const rawUpdatedSince = this.getNodeParameter('updatedSince', itemIndex, '') as unknown;
 	const cursor = String(this.getNodeParameter('cursor', itemIndex, '') ?? '').trim();
 	const filterValues = this.getNodeParameter('filters', itemIndex, {}) as IDataObject;
-	const options = this.getNodeParameter('options', itemIndex, {}) as IDataObject;
-	const simplify = this.getNodeParameter('simple', itemIndex, true) as boolean;
 
 	const updatedSince =
 		rawUpdatedSince === '' || rawUpdatedSince === null || rawUpdatedSince === undefined
@@ -96,17 +126,12 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 	const filters: FeedFilters = {
 		contentId: optionalId.call(this, 'filters.contentId', 'Content ID', itemIndex),
 		contentType: (filterValues.contentType as string) || undefined,
-		...enabledFlags(options, FEED_FLAGS),
 	};
+	return { limit, updatedSince, cursor, filters };
+}
 
-	const result = await walkFeed.call(this, {
-		filters,
-		cursor: cursor || undefined,
-		updatedSince,
-		maxRecords: limit,
-		itemIndex,
-	});
-
+/** Hints on the output pane: a restarted cursor, and a limit that left records unread. */
+function hintAboutWalk(this: IExecuteFunctions, result: FeedWalkResult, limit: number | undefined) {
 	if (result.cursorRejected) {
 		this.addExecutionHints({
 			type: 'warning',
@@ -122,34 +147,19 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 			message: `Stopped at the limit of ${limit} records; the feed has more. Turn on "Return All", or continue in a later run with "Start From Cursor" (Options → "Output Sync State" gives the cursor).`,
 		});
 	}
+}
 
-	// The sync state is a trailing item rather than a second output: one output keeps the
-	// node simple to wire and works unchanged when an AI agent calls it as a tool; the item
-	// has a single `syncState` key so it is easy to tell apart (or read with `.last()`).
-	// Simplify applies to the records only; the sync state item below is never cut down.
-	const records = simplify
-		? simplifyRecords(result.records, COMPLETION_SIMPLIFIED_FIELDS)
-		: [...result.records];
-	if (records.length === 0 && runsAsTool(this)) {
-		records.push({ note: TOOL_NOTES.none });
-	} else if (limit !== undefined && !result.reachedEnd && runsAsTool(this)) {
-		records.push(moreNote(records.length, undefined, TOOL_NOTES.more));
-	}
-	if (options.outputSyncState === true) {
-		return [
-			...records,
-			{
-				syncState: {
-					next_cursor: result.nextCursor,
-					newest_lastupdated: result.newestLastUpdated ?? updatedSince ?? null,
-					reached_end: result.reachedEnd,
-					records: result.records.length,
-					requests: result.requests,
-					cursor_rejected: result.cursorRejected,
-					...(result.restartedFrom !== undefined ? { restarted_from: result.restartedFrom } : {}),
-				},
-			},
-		];
-	}
-	return records;
+/** The trailing `syncState` item of Options → "Output Sync State". */
+function syncStateItem(result: FeedWalkResult, updatedSince: string | undefined): IDataObject {
+	return {
+		syncState: {
+			next_cursor: result.nextCursor,
+			newest_lastupdated: result.newestLastUpdated ?? updatedSince ?? null,
+			reached_end: result.reachedEnd,
+			records: result.records.length,
+			requests: result.requests,
+			cursor_rejected: result.cursorRejected,
+			...(result.restartedFrom !== undefined ? { restarted_from: result.restartedFrom } : {}),
+		},
+	};
 }
