@@ -119,6 +119,7 @@ for (const { project, of, label, output, args, env } of runs) {
 			failures.push(
 				`${label}: ${suiteName} (the suite itself: ${
 					String(suite.message)
+						// eslint-disable-next-line no-control-regex -- the ESC of jest's colour codes
 						.replace(/\x1b\[[0-9;]*m/g, '')
 						.split('\n')
 						.find((line) => line.trim()) ?? 'no message'
