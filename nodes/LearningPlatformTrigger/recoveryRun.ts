@@ -133,6 +133,46 @@ async function currentState(
 }
 
 /**
+ * Asks the platform to redispatch each entry of `batch` that no other run redispatched since this
+ * one read the log (`current`: the entries as the log shows them now), until the run's limits;
+ * those it takes on go into `done`.
+ */
+async function redispatchBatch(
+	this: Context,
+	run: RecoveryRun,
+	subscriptionId: number,
+	batch: DeliveryLogEntry[],
+	current: Map<number, DeliveryLogEntry>,
+	asked: Redispatches,
+	done: Set<number>,
+): Promise<void> {
+	for (const entry of batch) {
+		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
+			run.unfinished = true;
+			return;
+		}
+		// another process's run redispatched it since this run read the log
+		if (!untouchedSince(entry, current.get(entry.id))) continue;
+		done.add(entry.id);
+		if (!(await takeTurn(run))) return;
+		// remembered before it is asked for, so a failed request is not asked for twice either
+		asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
+		try {
+			const answer = (await apiRequest.call(
+				this,
+				'POST',
+				'webhook',
+				`/${subscriptionId}/logs/${entry.id}/redispatch`,
+			)) as { data?: IDataObject };
+			if (answer?.data?.success === false) run.failed++;
+			else run.redispatched++;
+		} catch {
+			run.failed++;
+		}
+	}
+}
+
+/**
  * One recovery run: reads the subscription's delivery log and redispatches the deliveries the
  * platform could not make, one after another, a few at a time, each checked against the log
  * just before it goes. `superseded` is asked before every look at the log: once it says yes
@@ -176,30 +216,8 @@ export async function recoverMissedDeliveries(
 				new Set(batch.map((e) => e.id)),
 			);
 			if (run.unfinished) return run;
-			for (const entry of batch) {
-				if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
-					run.unfinished = true;
-					return run;
-				}
-				// another process's run redispatched it since this run read the log
-				if (!untouchedSince(entry, current.get(entry.id))) continue;
-				done.add(entry.id);
-				if (!(await takeTurn(run))) return run;
-				// remembered before it is asked for, so a failed request is not asked for twice either
-				asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
-				try {
-					const answer = (await apiRequest.call(
-						this,
-						'POST',
-						'webhook',
-						`/${subscriptionId}/logs/${entry.id}/redispatch`,
-					)) as { data?: IDataObject };
-					if (answer?.data?.success === false) run.failed++;
-					else run.redispatched++;
-				} catch {
-					run.failed++;
-				}
-			}
+			await redispatchBatch.call(this, run, subscriptionId, batch, current, asked, done);
+			if (run.unfinished) return run;
 		}
 		if (unsettled === 0 || pass === PASSES) break;
 		await clock().sleep(SETTLE_MS);
