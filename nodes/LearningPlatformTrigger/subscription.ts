@@ -214,7 +214,9 @@ export async function createSubscription(
 		is_enabled: true,
 	};
 
-	const subscriptionId = await registerOrAdopt.call(this, event, webhookUrl, secrets);
+	const subscriptionId =
+		(await movedInPlace.call(this, previous, event, webhookUrl, secrets)) ??
+		(await registerOrAdopt.call(this, event, webhookUrl, secrets));
 
 	storeSubscription(staticData, {
 		subscriptionId,
@@ -232,6 +234,35 @@ export async function createSubscription(
 		} catch {
 			// already gone (404) or unreachable: the new subscription works either way
 		}
+	}
+}
+
+/**
+ * A production subscription whose event stays and whose URL changed (n8n's WEBHOOK_URL moved):
+ * PATCHed to the new URL, so it keeps its id and its delivery log, and recovery still finds the
+ * deliveries that failed before the move. The id, or undefined when there is none to move (none
+ * stored, a test subscription, another event) or the platform refuses (gone: 404; the new pair
+ * exists already: 422), and a new one is registered instead.
+ */
+async function movedInPlace(
+	this: IHookFunctions,
+	previous: Partial<StoredSubscription>,
+	event: string,
+	webhookUrl: string,
+	secrets: IDataObject,
+): Promise<number | undefined> {
+	if (previous.subscriptionId === undefined || previous.test || this.getMode() === 'manual')
+		return undefined;
+	if (previous.event !== event || previous.url === webhookUrl) return undefined;
+	try {
+		await apiRequest.call(this, 'PATCH', 'webhook', `/${previous.subscriptionId}`, {
+			body: { url: webhookUrl, ...secrets },
+		});
+		return previous.subscriptionId;
+	} catch (error) {
+		const status = statusOf(error);
+		if (status === 404 || status === 422) return undefined;
+		throw asNodeError.call(this, error);
 	}
 }
 

@@ -235,18 +235,40 @@ describe('activation: create / checkExists / delete', () => {
 		await hook('delete', fresh);
 	});
 
-	test('a changed WEBHOOK_URL creates a subscription for the new URL and deletes the old one', async () => {
+	test('a changed WEBHOOK_URL moves the subscription in place: the same id, the new URL, the failures logged before kept for recovery', async () => {
 		const a = activation({ webhookBaseUrl: 'https://old.test/webhook' });
 		await activate(a);
 		const oldId = stored(a).subscriptionId as number;
+		// old.test does not resolve: a delivery fails and is logged
+		const failed = await captureDelivery(oldId, () => t.sandbox.control.simulateCompletion({}));
+		expect(failed.status_code).toBeNull();
 
 		const moved = { ...a, webhookBaseUrl: 'https://new.test/webhook' };
 		const after = await activate(moved);
-		expect(after.subscriptionId).not.toBe(oldId);
+		expect(after.subscriptionId).toBe(oldId);
 		expect(after.url).toMatch(/^https:\/\/new\.test\//);
-		const all = await subscriptionsOf();
-		expect(all.find((s) => s.id === oldId)!.deleted_at).not.toBeNull();
-		expect(all.find((s) => s.id === after.subscriptionId)!.deleted_at).toBeNull();
+		const live = (await subscriptionsOf()).filter((s) => s.deleted_at === null);
+		const subscription = live.find((s) => s.id === oldId)!;
+		expect(subscription.url).toBe(after.url);
+		expect(subscription.signing_key).toBe(after.signingKey);
+		expect(live.filter((s) => s.url.startsWith('https://old.test/'))).toEqual([]);
+		const log = (await t.api('GET', `/${oldId}/logs`)).body.data as Array<{ success: boolean }>;
+		expect(log.some((entry) => entry.success === false)).toBe(true);
+		await hook('delete', moved);
+	});
+
+	test('a moved URL whose subscription is gone (404) gets a new one', async () => {
+		const a = activation({ webhookBaseUrl: 'https://old.test/gone-before-move' });
+		await activate(a);
+		const oldId = stored(a).subscriptionId as number;
+		expect((await t.api('DELETE', `/${oldId}`)).status).toBe(204);
+
+		const moved = { ...a, webhookBaseUrl: 'https://new.test/gone-before-move' };
+		expect((await hook('create', moved)).result).toBe(true);
+		expect(stored(moved).subscriptionId).not.toBe(oldId);
+		expect(
+			(await subscriptionsOf()).find((s) => s.id === stored(moved).subscriptionId)!.deleted_at,
+		).toBeNull();
 		await hook('delete', moved);
 	});
 
