@@ -88,6 +88,12 @@ export class N8nHost {
 	}
 
 	/**
+	 * How far ahead of the wall clock the n8n processes started from now on run (0: not at all):
+	 * clock-offset.cjs is preloaded into them. Tests move it with the sandbox's clock.
+	 */
+	clockOffsetMs = 0;
+
+	/**
 	 * A clean environment: nothing of the caller's (jest sets NODE_ENV=test, which makes n8n refuse
 	 * to load nodes), Node 24 first on PATH, and n8n's settings.
 	 */
@@ -110,6 +116,10 @@ export class N8nHost {
 			N8N_PUBLIC_API_SWAGGERUI_DISABLED: 'true',
 			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
 			N8N_LOG_LEVEL: process.env.LP_N8N_LOG_LEVEL || this.options.logLevel || 'info',
+			...(this.clockOffsetMs !== 0 && {
+				LP_CLOCK_OFFSET_MS: String(this.clockOffsetMs),
+				NODE_OPTIONS: `--require ${path.join(__dirname, 'clock-offset.cjs')}`,
+			}),
 			N8N_LOG_OUTPUT: 'console',
 			N8N_PROXY_HOPS: '1',
 			N8N_LISTEN_ADDRESS: this.options.listenAddress ?? '127.0.0.1',

@@ -97,8 +97,11 @@ export interface QueueStack extends Stack {
 	 * SIGKILL after `graceMs` (default 30 s, n8n's own graceful shutdown time).
 	 */
 	stopN8n(graceMs?: number): Promise<void>;
-	/** Starts them again on the same database and ports: the main first (it must be ready), then the rest. */
-	startN8n(): Promise<void>;
+	/**
+	 * Starts them again on the same database and ports: the main first (it must be ready), then the
+	 * rest; with `clockOffsetMs`, their clocks that far ahead of the wall clock (N8nHost.clockOffsetMs).
+	 */
+	startN8n(options?: { clockOffsetMs?: number }): Promise<void>;
 }
 
 /**
@@ -251,8 +254,9 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 				await Promise.all([...webhookProcesses, ...workers].map((p) => p.stop(graceMs)));
 				await stack.main.stop(graceMs);
 			});
-		const startN8n = () =>
+		const startN8n = ({ clockOffsetMs }: { clockOffsetMs?: number } = {}) =>
 			step(`${options.name}: start every n8n process`, async () => {
+				if (clockOffsetMs !== undefined) stack.host.clockOffsetMs = clockOffsetMs;
 				await stack.main.start();
 				await stack.client.login(stack.owner);
 				await startSecondaries(workers, webhookProcesses);

@@ -57,6 +57,9 @@ const OUTAGE_MS = 75_000;
 const WHILE_DOWN = 12;
 const OUTAGE_SPACING_MS = 3_000;
 const READINGS = ['perDelivery', 'perAttempt'] as const;
+/** d: how long n8n is off overnight, on its clock and the platform's (moved, not waited for) */
+const NIGHT_MS = 9 * 60 * 60_000;
+const OVERNIGHT = 5;
 type Reading = (typeof READINGS)[number];
 
 describe('webhook trigger at scale: 2 webhook processes behind a round-robin front, outages, bursts', () => {
@@ -497,7 +500,7 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const activatedAt = Date.now();
 		await stack.client.activate(workflowId);
 		const after = await complete(1);
-		const outcome = await settle([...ids, ...after], seen, 90_000);
+		const outcome = await settle([...ids, ...after], seen, 180_000);
 		const name = `whileInactive-${reading}`;
 		report[name] = {
 			completions: ids.length,
@@ -553,7 +556,7 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const after = await complete(1);
 		const outcomes: Outcome[] = [];
 		for (const [index, workflow] of workflows.entries())
-			outcomes.push(await settle([...ids, ...after], seen[index], 120_000, workflow));
+			outcomes.push(await settle([...ids, ...after], seen[index], 240_000, workflow));
 		const name = `outage-${reading}`;
 		report[name] = {
 			downMs: startAt - downAt,
@@ -604,4 +607,64 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			expect(outcome.executions).toHaveLength(WHILE_DOWN + 1);
 		}
 	}
+
+	test(`d. every n8n process off overnight (${NIGHT_MS / 3_600_000} hours on n8n's and the platform's clocks) while completions happen: each arrives once in both workflows, and no completion of the parts before runs again`, async () => {
+		await control().setConfig({
+			deliveryMaxAttempts: 3,
+			deliveryBackoffMs: 5_000,
+			deliveryTimeoutMs: 10_000,
+			deliveryLog: 'perDelivery',
+		});
+		if (!(await stack.client.getWorkflow(defaultsWorkflowId))?.active)
+			await stack.client.activate(defaultsWorkflowId);
+		const workflows = [workflowId, defaultsWorkflowId];
+		const seen = await Promise.all(workflows.map((w) => executionIds(w)));
+		await stack.stopN8n(15_000);
+		const ids = await complete(OVERNIGHT);
+		// the platform tries each completion and gives up before the night passes
+		const idleDeadline = Date.now() + scaled(90_000);
+		while ((await control().pendingDeliveries()).pending > 0 && Date.now() < idleDeadline)
+			await sleep(500);
+		const pendingAtRestart = (await control().pendingDeliveries()).pending;
+		// the night: the platform's clock, then n8n's, moved on by the same amount
+		await control().advanceClock(NIGHT_MS);
+		const platformAheadMs = (await control().getClock()).now - Date.now();
+		const upAt = Date.now();
+		await stack.startN8n({ clockOffsetMs: platformAheadMs });
+		const after = await complete(1);
+		const outcomes: Outcome[] = [];
+		for (const [index, workflow] of workflows.entries())
+			outcomes.push(await settle([...ids, ...after], seen[index], 180_000, workflow));
+		// what makes this a night: n8n stamped the executions with its moved clock
+		const n8nAheadMs = outcomes[1].executions.map((e) => Date.parse(e.startedAt) - upAt);
+		report.overnight = {
+			nightMs: NIGHT_MS,
+			platformAheadMs,
+			completionsOverNight: ids.length,
+			plusOneAfterRestart: after[0],
+			pendingAtRestart,
+			n8nAheadMs,
+			keepSubscriptionWhileInactive: describeOutcome(outcomes[0], upAt),
+			triggerAtItsDefaults: describeOutcome(outcomes[1], upAt),
+			earlierCompletionsRunAgain: outcomes.map((outcome) => outcome.late),
+			recoveryRuns: [stack.main, ...stack.webhookProcesses].flatMap((p) =>
+				p
+					.logLinesSinceStart(/: missed deliveries|could not recover/)
+					.map((line) => `${p.name}: ${line.slice(0, 240)}`),
+			),
+		};
+		log(`webhook scale d (overnight): ${JSON.stringify(report.overnight)}`);
+
+		expect(pendingAtRestart).toBe(0);
+		for (const ahead of n8nAheadMs) expect(ahead).toBeGreaterThan(NIGHT_MS - 60_000);
+		for (const outcome of outcomes) {
+			expect(failures(outcome)).toEqual([]);
+			expect(outcome.strays).toEqual([]);
+			expect(outcome.lost).toEqual([]);
+			expect(outcome.duplicates).toBe(0);
+			// the completions of parts a to c, delivered hours before, do not run again
+			expect(outcome.late).toBe(0);
+			expect(outcome.executions).toHaveLength(OVERNIGHT + 1);
+		}
+	});
 });

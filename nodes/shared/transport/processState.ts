@@ -1,7 +1,8 @@
 // The core's process-wide state (shared by all executions and nodes in one n8n process), in one
 // list, each with its reset. For tests only: no shipped file imports this one, and the transport's
-// face does not export it. Three more places of process-wide state belong to the webhook trigger
-// (the recovery schedule, the delivery ledger, the redispatch memory): docs/layout.md.
+// face does not export it. Four more places of process-wide state belong to the webhook trigger
+// (the recovery schedule, the delivery ledger, the redispatch memory, the recovery pace):
+// docs/layout.md.
 import { resetClock } from './clock';
 import { resetFailureFacts } from './failureFacts';
 import { resetRateLimiter } from './rateLimiter';
