@@ -119,6 +119,8 @@ for (const { project, of, label, output, args, env } of runs) {
 			failures.push(
 				`${label}: ${suiteName} (the suite itself: ${
 					String(suite.message)
+						// jest's colours (ESC [ ... m)
+						// eslint-disable-next-line no-control-regex
 						.replace(/\x1b\[[0-9;]*m/g, '')
 						.split('\n')
 						.find((line) => line.trim()) ?? 'no message'
