@@ -453,7 +453,15 @@ export function browserSuite(ctx: StackContext): void {
 					130,
 					0,
 				);
-				await picture('hr-assistant-chat', await around([chat]));
+				// below the header, whose session id changes with every run
+				const whole = await around([chat]);
+				const body = chat.getByTestId('canvas-chat-body');
+				const top = (await body.count()) ? (await around([body])).y : whole.y;
+				await picture('hr-assistant-chat', {
+					...whole,
+					y: top,
+					height: whole.y + whole.height - top,
+				});
 			});
 		});
 
