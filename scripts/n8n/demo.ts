@@ -19,14 +19,15 @@ export interface DemoCredentialValues {
 	refreshToken: string;
 }
 
-export function demoCredential(values: DemoCredentialValues): CredentialImport {
+export function demoCredential(values: DemoCredentialValues, name?: string): CredentialImport {
 	const template = fs.readFileSync(path.join(DEMO_DIR, 'credential.template.json'), 'utf8');
 	const filled = template.replace(/\{\{(\w+)\}\}/g, (_m, key: keyof DemoCredentialValues) => {
 		const value = values[key];
 		if (value === undefined) throw new Error(`credential template: no value for {{${key}}}`);
 		return JSON.stringify(String(value)).slice(1, -1);
 	});
-	return JSON.parse(filled) as CredentialImport;
+	const credential = JSON.parse(filled) as CredentialImport;
+	return name ? { ...credential, name } : credential;
 }
 
 export function demoWorkflows(): WorkflowJson[] {
@@ -47,12 +48,18 @@ export const DEMO_CREDENTIAL_ID = 'LpDemoCredential';
  *
  * - The credential is kept across restarts (the sandbox API's state keeps its rotated token
  *   alive). It is imported with a fresh refresh token of the sandbox's default API user on the
- *   first start, or when the sandbox state is gone (`apiStateExisted: false`).
+ *   first start, or when the sandbox state is gone (`apiStateExisted: false`), named
+ *   `credentialName` when given (the browser test's pictures show a name a user would pick).
+ * - `moreCredentials` are imported in the same CLI run (each run is a whole n8n start).
  * - Workflows are imported only when missing, so edits made in the editor survive restarts.
  */
 export async function installDemo(
 	stack: Stack,
-	options: { apiStateExisted: boolean },
+	options: {
+		apiStateExisted: boolean;
+		credentialName?: string;
+		moreCredentials?: CredentialImport[];
+	},
 ): Promise<{ reactivated: boolean; imported: string[] }> {
 	const { client, host, sandbox } = stack;
 	if (!sandbox) throw new Error('the sandbox API is not running');
@@ -70,16 +77,19 @@ export async function installDemo(
 	const hasCredential = credentials.some((c) => c.id === DEMO_CREDENTIAL_ID);
 	let reactivate = false;
 	// one CLI import for both credentials (each import is a whole n8n start, ~10 s)
-	const imports: CredentialImport[] = [];
+	const imports: CredentialImport[] = [...(options.moreCredentials ?? [])];
 	if (!hasCredential || !options.apiStateExisted) {
 		const user = await sandbox.control.issueRefreshToken(sandbox.username);
 		imports.push(
-			demoCredential({
-				baseUrl: sandbox.url,
-				tenancyId: user.tenancy_id,
-				username: user.username,
-				refreshToken: user.refresh_token,
-			}),
+			demoCredential(
+				{
+					baseUrl: sandbox.url,
+					tenancyId: user.tenancy_id,
+					username: user.username,
+					refreshToken: user.refresh_token,
+				},
+				options.credentialName,
+			),
 		);
 		// Active workflows were activated at n8n's start with the old credential.
 		reactivate = hasCredential;

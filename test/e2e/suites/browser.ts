@@ -6,13 +6,17 @@
 // panel (AI Agent with the package's tools on the sandbox's scripted model) and reads the answer. Waits are on elements, with time-outs
 // stretched by how slowly n8n started (never fixed sleeps). A failing step leaves a screenshot
 // and the page's HTML in the stack's logs folder, which is then kept. Along the way it saves the
-// README's pictures into docs/images/ (PNG, 1280 × 800), so a change in what a user sees shows up
-// in review as a changed image.
+// README's pictures into docs/images/ (PNG, each cropped to the panel that matters, at twice the
+// pixels when narrow), so a change in what a user sees shows up in review as a changed image. The
+// pictures show the product, not the test bench: the credential has a user's name, no toast is
+// open, no node shows a warning (asserted), the recipe's Google Sheets step is set up as the
+// README says, and the trigger's Options show that missed deliveries are recovered.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import {
 	DEFAULT_OWNER,
+	demoWorkflows,
 	HR_ASSISTANT,
 	installDemo,
 	log,
@@ -27,6 +31,28 @@ const COMPLETION_WORKFLOW = 'LpDemoCompletion';
 const FEED_NODE = 'Learners of course 101';
 const TRIGGER_NODE = 'Course completed';
 const RECIPE_WORKFLOW = 'LpDemoSheets0000';
+/** The demo credential's name in the pictures: one a user would give it, not "(sandbox)". */
+const CREDENTIAL_NAME = 'Learning Platform account';
+/** A Google Sheets credential for the recipe's picture (never used: the recipe is not run). */
+const SHEETS_CREDENTIAL = {
+	id: 'LpPictureSheets0',
+	name: 'Google Sheets account',
+	type: 'googleSheetsOAuth2Api',
+	data: {
+		clientId: 'picture.apps.googleusercontent.com',
+		clientSecret: 'picture',
+		oauthTokenData: { access_token: 'picture', refresh_token: 'picture', token_type: 'Bearer' },
+	},
+};
+/** Narrower pictures than this (CSS px) are saved at the device's 2 pixels per CSS pixel. */
+const SHARP_UP_TO = 600;
+
+interface Area {
+	x: number;
+	y: number;
+	width: number;
+	height: number;
+}
 /** Where the README's pictures live; `LP_SCREENSHOT_DIR` writes them elsewhere. */
 const SCREENSHOT_DIR = process.env.LP_SCREENSHOT_DIR ?? path.join(REPO_ROOT, 'docs', 'images');
 
@@ -69,20 +95,83 @@ export function browserSuite(ctx: StackContext): void {
 		}
 
 		/**
-		 * Saves what the page shows now as a README picture. A picture is documentation, not a check:
-		 * failing to write one is logged, never a test failure.
+		 * The area around some elements, `pad` CSS px wider on each side (`[top, right, bottom, left]`),
+		 * kept inside the window.
 		 */
-		async function picture(name: string): Promise<void> {
+		async function around(
+			locators: Locator[],
+			pad: [number, number, number, number] = [0, 0, 0, 0],
+		): Promise<Area> {
+			const boxes: Area[] = [];
+			for (const locator of locators) {
+				const box = await locator.boundingBox();
+				if (box) boxes.push(box);
+			}
+			if (!boxes.length) throw new Error('none of the pictured elements is on the page');
+			const view = page.viewportSize()!;
+			const left = Math.max(0, Math.min(...boxes.map((b) => b.x)) - pad[3]);
+			const top = Math.max(0, Math.min(...boxes.map((b) => b.y)) - pad[0]);
+			const right = Math.min(view.width, Math.max(...boxes.map((b) => b.x + b.width)) + pad[1]);
+			const bottom = Math.min(view.height, Math.max(...boxes.map((b) => b.y + b.height)) + pad[2]);
+			return {
+				x: Math.round(left),
+				y: Math.round(top),
+				width: Math.round(right - left),
+				height: Math.round(bottom - top),
+			};
+		}
+
+		/** Closes n8n's toasts ("Node executed successfully") and waits until none is on the page. */
+		async function closeToasts(): Promise<void> {
+			const toasts = page.locator('.el-notification');
+			for (const close of await toasts.locator('.el-notification__closeBtn').all())
+				await close.click({ timeout: t(5_000) }).catch(() => undefined);
+			await page.waitForFunction(
+				"[...document.querySelectorAll('.el-notification')].every((toast) => !toast.checkVisibility())",
+				undefined,
+				{ timeout: t(30_000) },
+			);
+		}
+
+		/** No node on the canvas shows n8n's warning triangle (missing credential or parameter). */
+		async function expectNoNodeIssues(): Promise<void> {
+			// issues are computed once the workflow and the credentials are loaded
+			await page
+				.getByTestId('node-issues')
+				.first()
+				.waitFor({ state: 'detached', timeout: t(30_000) });
+			expect(await page.getByTestId('node-issues').count()).toBe(0);
+		}
+
+		/**
+		 * Saves `area` of what the page shows now as a README picture (after `closeToasts`: none is
+		 * open). A picture is documentation, not a check: failing to write one is logged, never a
+		 * test failure.
+		 */
+		async function picture(name: string, area: Area): Promise<void> {
 			const file = path.join(SCREENSHOT_DIR, `${name}.png`);
 			try {
 				fs.mkdirSync(SCREENSHOT_DIR, { recursive: true });
 				// let the canvas finish its fit-to-view and the panels their transitions
 				await page.waitForTimeout(750);
-				await page.screenshot({ path: file, type: 'png' });
+				await page.screenshot({
+					path: file,
+					type: 'png',
+					clip: area,
+					scale: area.width <= SHARP_UP_TO ? 'device' : 'css',
+				});
 				log(`browser test: picture ${file} (${Math.round(fs.statSync(file).size / 1024)} KB)`);
 			} catch (error) {
 				log(`browser test: picture ${file} not saved: ${(error as Error).message}`);
 			}
+		}
+
+		/** The canvas's nodes with their names and subtitles, the + after the last and the ⚡ before the first. */
+		async function canvasArea(): Promise<Area> {
+			return await around(
+				await page.locator('[data-test-id="canvas-node"]').all(),
+				[30, 96, 70, 60],
+			);
 		}
 
 		async function openWorkflow(id: string): Promise<void> {
@@ -103,12 +192,23 @@ export function browserSuite(ctx: StackContext): void {
 		}
 
 		async function closeNode(): Promise<void> {
+			const ndv = page.getByTestId('ndv');
 			await page.keyboard.press('Escape');
-			await page.getByTestId('ndv').waitFor({ state: 'hidden', timeout: t(30_000) });
+			try {
+				await ndv.waitFor({ state: 'hidden', timeout: t(10_000) });
+			} catch {
+				// a field that keeps the focus (a select just used) takes the Escape
+				await page.getByTestId('ndv-close-button').first().click();
+				await ndv.waitFor({ state: 'hidden', timeout: t(30_000) });
+			}
 		}
 
 		beforeAll(async () => {
-			await installDemo(ctx.stack, { apiStateExisted: false });
+			await installDemo(ctx.stack, {
+				apiStateExisted: false,
+				credentialName: CREDENTIAL_NAME,
+				moreCredentials: [SHEETS_CREDENTIAL],
+			});
 			browser = await launchChromium();
 			// n8n marks its elements with data-test-id (playwright's default is data-testid)
 			const { selectors } = await import('playwright-core');
@@ -116,12 +216,15 @@ export function browserSuite(ctx: StackContext): void {
 			// The chat panel posts to n8n's webhook URL, the TLS front with this run's throwaway CA
 			// (which the sandbox trusts the same way); the browser has no way to know that CA.
 			context = await browser.newContext({
-				// the README's pictures are taken at this size
+				// the README's pictures are cut from this window, at 2 pixels per CSS pixel when narrow
 				viewport: { width: 1280, height: 800 },
+				deviceScaleFactor: 2,
 				ignoreHTTPSErrors: true,
 			});
 			context.setDefaultTimeout(t(60_000));
 			page = await context.newPage();
+			// leaving a workflow with an option added for a picture asks "leave the page?": yes
+			page.on('dialog', (dialog) => void dialog.accept().catch(() => undefined));
 		}, 900_000);
 
 		afterAll(async () => {
@@ -147,7 +250,10 @@ export function browserSuite(ctx: StackContext): void {
 			let ndv!: Locator;
 			await part('open the bulk-bookmark demo and its feed node', async () => {
 				await openWorkflow(BOOKMARK_WORKFLOW);
-				await picture('bulk-bookmark-canvas');
+				await expectVisible(nodeOnCanvas('Bookmark course 102'));
+				await expectNoNodeIssues();
+				await closeToasts();
+				await picture('bulk-bookmark-canvas', await canvasArea());
 				ndv = await openNode(FEED_NODE);
 			});
 
@@ -159,6 +265,9 @@ export function browserSuite(ctx: StackContext): void {
 				// the values the demo set, as the editor names them
 				await expectVisible(parameters.locator('input[type="text"]').first());
 				await expectVisible(ndv.getByTestId('node-credentials-select').first());
+				// the credential as a user would have named it, Simplify on (its default)
+				await expectCredentialName(ndv);
+				await expectVisible(switchOn(parameters, 'Simplify'));
 			});
 
 			await part('execute step and read the output panel', async () => {
@@ -172,7 +281,14 @@ export function browserSuite(ctx: StackContext): void {
 				// the records themselves: the feed's fields are shown as column headers or keys
 				await expectVisible(output.getByText('completionid').first());
 				await expectVisible(output.getByText('username').first());
-				await picture('action-output');
+				// "Node executed successfully" would cover the table
+				await closeToasts();
+				// the parameters (credential, operation, Simplify) beside the records they gave, without
+				// the buttons on the panel's right edge
+				await picture(
+					'action-output',
+					await around([ndv.getByTestId('node-parameters'), output], [0, -30, 0, 0]),
+				);
 			});
 
 			await part('the credential dialog', async () => {
@@ -202,6 +318,7 @@ export function browserSuite(ctx: StackContext): void {
 				const ndv = await openNode(TRIGGER_NODE);
 				const parameters = ndv.getByTestId('node-parameters');
 				await expectVisible(parameters.getByText('Event', { exact: true }).first());
+				await expectCredentialName(ndv);
 				// the select shows the chosen option's name (its list item is marked selected)
 				await page
 					.locator('[role="option"][aria-selected="true"]')
@@ -212,17 +329,61 @@ export function browserSuite(ctx: StackContext): void {
 				await expectVisible(
 					parameters.getByText(/check that the Webhook URLs above start with https/).first(),
 				);
-				await picture('trigger-panel');
+				// missed deliveries are recovered unless turned off: the option shows it once added
+				const options = parameters.getByTestId('collection-parameter-add').first();
+				await options.click();
+				await page
+					.getByTestId('collection-parameter-option')
+					.filter({ hasText: 'Recover Missed Deliveries' })
+					.first()
+					.click();
+				await expectVisible(switchOn(parameters, 'Recover Missed Deliveries'));
+				await closeToasts();
+				// the panel with its tabs, down to the options
+				const panel = await around([parameters], [44, 16, 0, 16]);
+				const end = await around([options], [0, 0, 20, 0]);
+				await picture('trigger-panel', { ...panel, height: end.y + end.height - panel.y });
 				await closeNode();
 			});
 		});
 
 		test('the first-workflow recipe on the canvas', async () => {
 			await part('open the recipe: course completed → a row in Google Sheets', async () => {
-				await openWorkflow(RECIPE_WORKFLOW);
+				// set up as the README says: a Google Sheets credential, the spreadsheet and the sheet
+				// (in a copy: the demo's recipe stays as shipped)
+				const recipe = demoWorkflows().find((w) => w.id === RECIPE_WORKFLOW)!;
+				const nodes = (recipe.nodes as Array<Record<string, unknown>>).map((node) =>
+					node.type !== 'n8n-nodes-base.googleSheets'
+						? { ...node, webhookId: undefined }
+						: {
+								...node,
+								parameters: {
+									...(node.parameters as object),
+									documentId: {
+										__rl: true,
+										mode: 'url',
+										value:
+											'https://docs.google.com/spreadsheets/d/1LpCourseCompletions0000000000000000000000/edit',
+									},
+									sheetName: {
+										__rl: true,
+										mode: 'list',
+										value: 'gid=0',
+										cachedResultName: 'Completions',
+									},
+								},
+								credentials: {
+									googleSheetsOAuth2Api: { id: SHEETS_CREDENTIAL.id, name: SHEETS_CREDENTIAL.name },
+								},
+							},
+				);
+				const copy = await ctx.client.createWorkflow({ ...recipe, nodes });
+				await openWorkflow(copy.id);
 				await expectVisible(nodeOnCanvas(TRIGGER_NODE));
 				await expectVisible(nodeOnCanvas('Add or update row'));
-				await picture('recipe-canvas');
+				await expectNoNodeIssues();
+				await closeToasts();
+				await picture('recipe-canvas', await canvasArea());
 			});
 		});
 
@@ -282,9 +443,58 @@ export function browserSuite(ctx: StackContext): void {
 				// the model was asked first, called the tool, and got its result back
 				expect(requests[0].turns.at(-1)).toEqual({ role: 'user', text: question });
 				expect(last.turns.some((turn) => turn.role === 'tool')).toBe(true);
-				await picture('hr-assistant-chat');
+				// no "Workflow executed successfully" toast in the picture
+				await closeToasts();
+				// the question and the answer: the panel taller and the chat wider than n8n opens them
+				const logs = page.getByTestId('logs-panel');
+				await drag(logs.locator('[data-test-id="resize-handle"][data-dir="top"]').first(), 0, -200);
+				await drag(
+					logs.locator('[data-test-id="resize-handle"][data-dir="right"]').first(),
+					130,
+					0,
+				);
+				// below the header, whose session id changes with every run
+				const whole = await around([chat]);
+				const body = chat.getByTestId('canvas-chat-body');
+				const top = (await body.count()) ? (await around([body])).y : whole.y;
+				await picture('hr-assistant-chat', {
+					...whole,
+					y: top,
+					height: whole.y + whole.height - top,
+				});
 			});
 		});
+
+		/** Drags a resize handle by (dx, dy) CSS px, for a picture; logged when the handle is not there. */
+		async function drag(handle: Locator, dx: number, dy: number): Promise<void> {
+			const box = await handle.boundingBox({ timeout: t(10_000) }).catch(() => null);
+			if (!box) {
+				log('browser test: no resize handle to drag for the picture');
+				return;
+			}
+			const x = box.x + box.width / 2;
+			const y = box.y + box.height / 2;
+			await page.mouse.move(x, y);
+			await page.mouse.down();
+			await page.mouse.move(x + dx, y + dy, { steps: 10 });
+			await page.mouse.up();
+		}
+
+		/** The node's credential shows the name a user would give it. */
+		async function expectCredentialName(ndv: Locator): Promise<void> {
+			const credential = ndv.getByTestId('node-credentials-select').locator('input').first();
+			await expectVisible(credential);
+			expect(await credential.inputValue()).toBe(CREDENTIAL_NAME);
+		}
+
+		/** The switch of the boolean parameter labelled `label`, on. */
+		function switchOn(parameters: Locator, label: string): Locator {
+			return parameters
+				.getByTestId('parameter-item')
+				.filter({ has: page.getByText(label, { exact: true }) })
+				.locator('.el-switch.is-checked, [role="switch"][aria-checked="true"]')
+				.first();
+		}
 
 		async function expectVisible(locator: Locator, timeout = t(60_000)): Promise<void> {
 			await locator.waitFor({ state: 'visible', timeout });
