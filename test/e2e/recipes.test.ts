@@ -33,6 +33,10 @@ import {
 	type Stack,
 	type WorkflowJson,
 } from '../../scripts/n8n';
+import {
+	START_DELAY_MS,
+	START_JITTER_MS,
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { waitFor } from '../sandbox/helpers';
 import {
 	demoData,
@@ -255,32 +259,52 @@ describe('the Google Sheets recipes as a user imports them', () => {
 		);
 	}
 
-	/** Every execution of the workflow has finished and the recorder saw nothing new for a while. */
+	/**
+	 * Nothing more can reach the recipe's sheet: every execution of the workflow has finished and
+	 * nothing can start another. The webhook recipe: the platform has no attempt pending, every
+	 * webhook request through the front has its answer, no recovery run is under way (each logs its
+	 * beginning and its end) and the newest request is older than the longest wait of a run a
+	 * delivery sets off. The polling recipe: a poll has read the feed since the call, and what it
+	 * found has run.
+	 */
 	async function quiet(recipe: Recipe): Promise<ExecutionSummary[]> {
-		let appends = -1;
-		let since = Date.now();
+		// the sandbox logs whole seconds on its clock: reads in a later second than the call
+		const calledAt = Math.floor((await control().getClock()).now / 1000) * 1000;
+		const runStartBound = scaled(START_DELAY_MS + START_JITTER_MS);
 		for (;;) {
-			const executions = await stack.client.listExecutions({ workflowId: workflowIds[recipe] });
-			const running = executions.some((e) => ['new', 'running', 'waiting'].includes(e.status));
-			const pending = (await control().pendingDeliveries()).pending;
-			if (recorder.appends.length !== appends || running || pending > 0) {
-				appends = recorder.appends.length;
-				since = Date.now();
-			} else if (Date.now() - since >= scaled(5_000)) {
-				return stack.client.listExecutions({ workflowId: workflowIds[recipe], includeData: true });
+			let settled: boolean;
+			if (recipe === 'webhook') {
+				const requests = stack.front.requests.filter((r) => r.url.startsWith('/webhook/'));
+				const newest = Math.max(0, ...requests.map((r) => r.answeredAt ?? Date.now()));
+				const runsUnderWay =
+					stack.main.logLinesSinceStart(/looking for missed deliveries \(/).length -
+					stack.main.logLinesSinceStart(
+						/: (missed deliveries|could not recover missed deliveries) \(/,
+					).length;
+				settled =
+					(await control().pendingDeliveries()).pending === 0 &&
+					requests.every((r) => r.answeredAt !== undefined || r.error !== undefined) &&
+					runsUnderWay <= 0 &&
+					Date.now() - newest >= runStartBound;
+			} else {
+				// the second poll since the call has read the feed: the first one's execution exists
+				const reads = (
+					await control().requests({ username: usernames[recipe], path: '/completions' })
+				)
+					.map((r) => Date.parse(r.at))
+					.filter((at) => at > calledAt);
+				// a poll's reads (pages) come within seconds; polls a minute apart
+				const polls = reads.filter((at, i) => i === 0 || at - reads[i - 1] > 30_000);
+				settled = polls.length >= 2;
 			}
+			// listed after the markers were read: whatever they let through has been created
+			const executions = settled
+				? await stack.client.listExecutions({ workflowId: workflowIds[recipe] })
+				: [];
+			if (settled && executions.every((e) => !['new', 'running', 'waiting'].includes(e.status)))
+				return stack.client.listExecutions({ workflowId: workflowIds[recipe], includeData: true });
 			await sleep(500);
 		}
-	}
-
-	/** The lines n8n's main process logged since its latest start. */
-	function linesSinceStart(): string[] {
-		const lines = stack.main.logLines();
-		let start = 0;
-		lines.forEach((line, index) => {
-			if (/^===== .* \(start #\d+\)$/.test(line)) start = index;
-		});
-		return lines.slice(start);
 	}
 
 	/** n8n back after a stop: logged in again, every active recipe's triggers registered. */
@@ -354,7 +378,8 @@ describe('the Google Sheets recipes as a user imports them', () => {
 		const all = [...beforeRestart, ...afterRestart, ...whileDown, ...afterOutage];
 		await untilRows('webhook', all, 120_000, 'after the outage');
 		const recovery = await waitFor(
-			async () => linesSinceStart().find((line) => /missed deliveries \(/.test(line)),
+			async () =>
+				stack.main.logLinesSinceStart().find((line) => /: missed deliveries \(/.test(line)),
 			scaled(120_000),
 			'the recovery run to finish',
 			1000,
