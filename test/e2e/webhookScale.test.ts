@@ -15,7 +15,7 @@
 //    execution only for a retry that reached the other process (the limit of what n8n shares).
 // a2. The same, the front routing by X-Signature (a retry goes where its first attempt went):
 //    one execution each.
-// b. The workflow deactivated ("Keep Subscription While Inactive"), 30 completions, activated
+// b. The workflow deactivated ("Keep Subscription While Inactive"), 15 completions, activated
 //    again: one execution each.
 // c. Every n8n process stopped while completions happen and the platform's retries run out, then
 //    started again on the same database: one execution each, for that workflow and for a second
@@ -51,7 +51,7 @@ const EVENT = 'Events\\Courses\\Completion_created';
 const TRIGGER = 'Completion';
 const BURST = 300;
 const DROP_EVERY = 5;
-const WHILE_INACTIVE = 30;
+const WHILE_INACTIVE = 15;
 const OUTAGE_MS = 75_000;
 /** completions during the outage: one every OUTAGE_SPACING_MS over its first half */
 const WHILE_DOWN = 12;
