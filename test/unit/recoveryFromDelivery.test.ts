@@ -46,7 +46,25 @@ function startProcess(startGate?: Promise<void>) {
 	};
 }
 
+/** Lets the clock move on, so that marks written before and after differ. */
 const tick = async () => await new Promise((resolve) => setTimeout(resolve, 5));
+
+const ENDED = /: (missed deliveries|could not recover missed deliveries) \(/;
+
+/**
+ * Every microtask queued so far has run: a run a delivery starts here begins (and logs so) after
+ * microtasks only, its waits being instant.
+ */
+const microtasksDrained = async () => await new Promise((resolve) => setImmediate(resolve));
+
+/** Waits until `logs` holds `count` ended runs: the marker before any verdict on the logs. */
+async function runsEnded(logs: string[], count = 1): Promise<void> {
+	const deadline = Date.now() + 10_000;
+	while (logs.filter((line) => ENDED.test(line)).length < count) {
+		if (Date.now() > deadline) throw new Error(`no run ended in 10 s: ${JSON.stringify(logs)}`);
+		await new Promise((resolve) => setTimeout(resolve, 1));
+	}
+}
 
 test('processes restarted together: the first delivery to reach one starts the run, the others leave it', async () => {
 	const beforeOutage = { [SCANNED_AT]: Date.now() - 60_000 };
@@ -63,8 +81,9 @@ test('processes restarted together: the first delivery to reach one starts the r
 	b.deliver(loadedByB);
 	expect(loadedByB[SCANNED_AT]).toBe(loadedByA[SCANNED_AT]);
 
-	await tick();
+	await runsEnded(a.logs);
 	expect(a.logs.some((m) => m.includes('could not recover missed deliveries'))).toBe(true);
+	await microtasksDrained();
 	expect(b.logs).toEqual([]);
 });
 
@@ -106,8 +125,8 @@ test("two processes both started a run (one save took the other's mark back): th
 	// a repeat reaching A loads B's save: A now knows of the later run
 	a.repeat(structuredClone(savedByB));
 	open();
-	await tick();
-	await tick();
+	await runsEnded(a.logs);
+	await runsEnded(b.logs);
 
 	// each run says when it begins and how it ended
 	expect(a.logs).toEqual([
@@ -135,7 +154,7 @@ test('a process never saves a mark older than one it has seen', async () => {
 	const stale = { [SCANNED_AT]: (savedByA[SCANNED_AT] as number) - 60_000 };
 	b.deliver(stale);
 	expect(stale[SCANNED_AT]).toBe(savedByA[SCANNED_AT]);
-	await tick();
 	// and B starts no run of its own: A has run since B started
+	await microtasksDrained();
 	expect(b.logs).toEqual([]);
 });
