@@ -179,10 +179,11 @@ function endSchedule(scope: string): void {
 
 /**
  * Every RESCAN_INTERVAL_MS while the workflow is active (its webhook does not answer 404), a run
- * when the newest log entries show a failure (or the last run here stopped at its cap) and this
- * process has not run one meanwhile: missed deliveries arrive even when no new delivery comes to
- * set a run off (the platform could not reach n8n while n8n kept running). One schedule per scope
- * in a process: a later one stops this one.
+ * when the newest log entries show a failure (or the last run here stopped at its cap) and no run
+ * started meanwhile, here or in another process as far as this one has learnt (the marks in the
+ * deliveries' static data, as delivery-started runs agree): missed deliveries arrive even when no
+ * new delivery comes to set a run off (the platform could not reach n8n while n8n kept running).
+ * One schedule per scope in a process: a later one stops this one.
  */
 function keepRecovering(this: Context, subscriptionId: number): void {
 	const scope = scopeOf.call(this);
@@ -196,7 +197,12 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 			await clock().sleep(RESCAN_INTERVAL_MS + Math.floor(Math.random() * SCHEDULE_JITTER_MS));
 			if (schedule.stopped) return;
 			if ((await probeWebhook.call(this, url)) === 404) break;
-			if (clock().now() - (lastRunHere.get(scope) ?? -Infinity) < RESCAN_INTERVAL_MS) continue;
+			// a run here, or one another process started as learnt from the deliveries' static data
+			const lastRun = Math.max(
+				lastRunHere.get(scope) ?? -Infinity,
+				newestMark.get(scope) ?? -Infinity,
+			);
+			if (clock().now() - lastRun < RESCAN_INTERVAL_MS) continue;
 			try {
 				const newest = unfinished.has(scope)
 					? undefined

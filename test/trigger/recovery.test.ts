@@ -5,7 +5,7 @@
  * logged, as when n8n is down. Waiting (the settle time between passes) runs on a clock ahead of
  * the wall clock.
  */
-import type { IDataObject } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { useClock } from '../../nodes/shared/transport/clock';
@@ -15,6 +15,7 @@ import {
 	REDISPATCH_BATCH,
 } from '../../nodes/LearningPlatformTrigger/recoveryRun';
 import {
+	noteRecoveryMark,
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
 	scheduleLoopsEnded,
@@ -280,6 +281,56 @@ describe('while the workflow stays active', () => {
 			// stopped: the next check read nothing
 			const after = (await t.sandbox.control.requests({})).slice(requestsBefore);
 			expect(after.filter((r) => r.path.includes(`/${subscriptionId}/logs`))).toEqual([]);
+		} finally {
+			restore();
+			resetRecoveryState();
+		}
+	});
+	test("a check leaves the run to another process that started one in the last 15 minutes, as learnt from a delivery's static data", async () => {
+		const { staticData, subscriptionId } = await subscribed('scheduled-elsewhere');
+		const opts = options(staticData, RECOVER, 'scheduled-elsewhere');
+		const time = new AheadClock();
+		const gate: { release?: () => void } = {};
+		const restore = useClock({
+			now: () => time.now(),
+			sleep: async (ms: number) => {
+				if (ms < RESCAN_INTERVAL_MS) return await time.sleep(ms);
+				await new Promise<void>((resolve) => (gate.release = resolve));
+				time.offset += ms;
+			},
+		});
+		const scheduleSleeps = async () => {
+			const deadline = Date.now() + 30_000;
+			while (gate.release === undefined) {
+				if (Date.now() > deadline) throw new Error('the schedule did not come round to sleep');
+				await new Promise((resolve) => setTimeout(resolve, 50));
+			}
+		};
+		try {
+			await runHook(trigger, 'checkExists', opts);
+			await scheduleSleeps();
+			await missedDelivery(subscriptionId);
+			// another process starts a run just before this one's check is due (a check comes at
+			// most a minute after its 15 minutes), and a delivery's static data tells this process
+			const elsewhere = time.now() + RESCAN_INTERVAL_MS + 60_000;
+			noteRecoveryMark.call(
+				hookContext(trigger, opts) as unknown as IWebhookFunctions,
+				{ recoveryScannedAt: elsewhere },
+				subscriptionId,
+			);
+			const requestsBefore = (await t.sandbox.control.requests({})).length;
+			const check = gate.release as () => void;
+			gate.release = undefined;
+			check();
+			// the marker: the schedule has come round to sleep again after this check
+			await scheduleSleeps();
+			const after = (await t.sandbox.control.requests({})).slice(requestsBefore);
+			expect(after.filter((r) => r.path.includes(`/${subscriptionId}/logs`))).toEqual([]);
+			expect((await logOf(subscriptionId))[0]).toMatchObject({
+				success: false,
+				redispatched: false,
+			});
+			await runHook(trigger, 'delete', opts);
 		} finally {
 			restore();
 			resetRecoveryState();
