@@ -11,7 +11,9 @@ import {
 	REPO_ROOT,
 	startStack,
 	timingReport,
+	scaled,
 	type N8nClient,
+	type N8nProcess,
 	type Stack,
 	type StackOptions,
 	type PackedPackage,
@@ -19,6 +21,10 @@ import {
 	type ExecutionSummary,
 	type SandboxUser,
 } from '../../scripts/n8n';
+import {
+	START_DELAY_MS,
+	START_JITTER_MS,
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { roots } from '../sandbox/helpers';
 
 // jest reads `testTimeout` from the global config only, so the e2e project's 900 s in
@@ -267,4 +273,31 @@ export function graphWorkflow(
 		(node, index) => (node.position = [(index % 4) * 240, Math.floor(index / 4) * 160]),
 	);
 	return { ...base, connections };
+}
+
+/**
+ * Whether nothing more can come of the webhook trigger's deliveries: the platform has no attempt
+ * pending, every webhook request through the front has its answer, no recovery run is under way
+ * in the `processes` running now (each run logs a line when it begins and one when it ends: a
+ * run still going may yet redispatch), and the newest request is older than the longest wait of
+ * a run a delivery sets off (START_DELAY_MS + START_JITTER_MS, stretched by this machine's
+ * measured slowness).
+ */
+export async function webhookDeliveriesSettled(
+	stack: Stack,
+	processes: N8nProcess[],
+): Promise<boolean> {
+	if ((await stack.sandbox!.control.pendingDeliveries()).pending > 0) return false;
+	const requests = stack.front.requests.filter((r) => r.url.startsWith('/webhook/'));
+	if (!requests.every((r) => r.answeredAt !== undefined || r.error !== undefined)) return false;
+	let runsUnderWay = 0;
+	for (const p of processes.filter((p) => p.running)) {
+		runsUnderWay += p.logLinesSinceStart(/looking for missed deliveries \(/).length;
+		runsUnderWay -= p.logLinesSinceStart(
+			/: (missed deliveries|could not recover missed deliveries) \(/,
+		).length;
+	}
+	if (runsUnderWay > 0) return false;
+	const newest = Math.max(0, ...requests.map((r) => r.answeredAt ?? Date.now()));
+	return Date.now() - newest >= scaled(START_DELAY_MS + START_JITTER_MS);
 }

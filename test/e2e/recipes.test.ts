@@ -33,10 +33,6 @@ import {
 	type Stack,
 	type WorkflowJson,
 } from '../../scripts/n8n';
-import {
-	START_DELAY_MS,
-	START_JITTER_MS,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { waitFor } from '../sandbox/helpers';
 import {
 	demoData,
@@ -47,6 +43,7 @@ import {
 	stopAndReport,
 	TYPES,
 	uniqueId,
+	webhookDeliveriesSettled,
 } from './helpers';
 
 jest.setTimeout(900_000);
@@ -270,22 +267,10 @@ describe('the Google Sheets recipes as a user imports them', () => {
 	async function quiet(recipe: Recipe): Promise<ExecutionSummary[]> {
 		// the sandbox logs whole seconds on its clock: reads in a later second than the call
 		const calledAt = Math.floor((await control().getClock()).now / 1000) * 1000;
-		const runStartBound = scaled(START_DELAY_MS + START_JITTER_MS);
 		for (;;) {
 			let settled: boolean;
 			if (recipe === 'webhook') {
-				const requests = stack.front.requests.filter((r) => r.url.startsWith('/webhook/'));
-				const newest = Math.max(0, ...requests.map((r) => r.answeredAt ?? Date.now()));
-				const runsUnderWay =
-					stack.main.logLinesSinceStart(/looking for missed deliveries \(/).length -
-					stack.main.logLinesSinceStart(
-						/: (missed deliveries|could not recover missed deliveries) \(/,
-					).length;
-				settled =
-					(await control().pendingDeliveries()).pending === 0 &&
-					requests.every((r) => r.answeredAt !== undefined || r.error !== undefined) &&
-					runsUnderWay <= 0 &&
-					Date.now() - newest >= runStartBound;
+				settled = await webhookDeliveriesSettled(stack, [stack.main]);
 			} else {
 				// the second poll since the call has read the feed: the first one's execution exists
 				const reads = (

@@ -39,10 +39,15 @@ import {
 	type WebhookRouting,
 } from '../../scripts/n8n';
 import {
-	START_DELAY_MS,
-	START_JITTER_MS,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
-import { demoData, landed, linearWorkflow, sleep, stopAndReport, TYPES, uniqueId } from './helpers';
+	demoData,
+	landed,
+	linearWorkflow,
+	sleep,
+	stopAndReport,
+	TYPES,
+	uniqueId,
+	webhookDeliveriesSettled,
+} from './helpers';
 
 jest.setTimeout(900_000);
 landed();
@@ -128,21 +133,6 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	}
 
 	/**
-	 * Recovery runs under way in the n8n processes running now: each logs a line when it begins
-	 * and one when it ends; a run still going may yet redispatch, and so start a late duplicate.
-	 */
-	function recoveryRunsUnderWay(): number {
-		let underWay = 0;
-		for (const p of [stack.main, ...stack.webhookProcesses].filter((p) => p.running)) {
-			underWay += p.logLinesSinceStart(/looking for missed deliveries \(/).length;
-			underWay -= p.logLinesSinceStart(
-				/: (missed deliveries|could not recover missed deliveries) \(/,
-			).length;
-		}
-		return underWay;
-	}
-
-	/**
 	 * Waits until every completion in `ids` has an execution and nothing can start another: the
 	 * platform has no attempt pending, every webhook request through the front has its answer, no
 	 * recovery run is under way, and the newest request is older than the longest wait of a run
@@ -156,21 +146,14 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		workflow = workflowId,
 	): Promise<Outcome> {
 		const deadline = Date.now() + scaled(timeoutMs);
-		const runStartBound = scaled(START_DELAY_MS + START_JITTER_MS);
 		for (;;) {
 			const fresh = (await stack.client.listExecutions({ workflowId: workflow })).filter(
 				(e) => !seen.has(String(e.id)),
 			);
-			const { pending } = await control().pendingDeliveries();
-			const webhookRequests = stack.front.requests.filter((r) => r.url.startsWith('/webhook/'));
-			const newest = Math.max(0, ...webhookRequests.map((r) => r.answeredAt ?? Date.now()));
 			const done =
 				fresh.length >= ids.length &&
 				fresh.every(finished) &&
-				pending === 0 &&
-				webhookRequests.every((r) => r.answeredAt !== undefined || r.error !== undefined) &&
-				recoveryRunsUnderWay() <= 0 &&
-				Date.now() - newest >= runStartBound;
+				(await webhookDeliveriesSettled(stack, [stack.main, ...stack.webhookProcesses]));
 			if (done || Date.now() > deadline) break;
 			await sleep(1_000);
 		}
