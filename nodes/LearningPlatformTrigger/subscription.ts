@@ -215,7 +215,7 @@ export async function createSubscription(
 	};
 
 	const subscriptionId =
-		(await movedInPlace.call(this, previous, event, webhookUrl, secrets)) ??
+		(test ? undefined : await movedInPlace.call(this, previous, event, webhookUrl, secrets)) ??
 		(await registerOrAdopt.call(this, event, webhookUrl, secrets));
 
 	storeSubscription(staticData, {
@@ -251,8 +251,7 @@ async function movedInPlace(
 	webhookUrl: string,
 	secrets: IDataObject,
 ): Promise<number | undefined> {
-	if (previous.subscriptionId === undefined || previous.test || this.getMode() === 'manual')
-		return undefined;
+	if (previous.subscriptionId === undefined || previous.test) return undefined;
 	if (previous.event !== event || previous.url === webhookUrl) return undefined;
 	try {
 		await apiRequest.call(this, 'PATCH', 'webhook', `/${previous.subscriptionId}`, {
