@@ -4,7 +4,7 @@
 // runs happen: recoverySchedule.ts. Why: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { apiRequest, clock, listPage, type ListPage } from '../shared/transport';
+import { apiRequest, clock, followPages, listPage, type ListPage } from '../shared/transport';
 import {
 	finalFailures,
 	listsOldestFirst,
@@ -77,17 +77,18 @@ async function readNewestFirst(
 	const first = await read(1);
 	if (first === undefined) return;
 	if (listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined) {
-		for (let number = first.lastPage; number > 1; number--) {
-			const page = await read(number);
-			if (page === undefined || stop(entriesOf(page).reverse())) return;
-		}
-		stop(entriesOf(first).reverse());
+		// the last page first, back to the first, which was read already
+		await followPages(Math.max(first.lastPage, 1), async (number: number) => {
+			const page = number === 1 ? first : await read(number);
+			return page === undefined || stop(entriesOf(page).reverse()) || number === 1
+				? undefined
+				: number - 1;
+		});
 		return;
 	}
-	for (let page: ListPage | undefined = first; page; ) {
-		if (stop(entriesOf(page))) return;
-		page = page.nextPage === undefined ? undefined : await read(page.nextPage);
-	}
+	await followPages(first, async (page: ListPage) =>
+		stop(entriesOf(page)) || page.nextPage === undefined ? undefined : await read(page.nextPage),
+	);
 }
 
 /**
