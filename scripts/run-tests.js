@@ -17,6 +17,8 @@ const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
 const extraArgs = process.argv.slice(2);
 
 const versions = require('./n8n/versions.json');
+const platformReadings = require('../test/trigger/readings.json').readings;
+const readingFiles = 'test/trigger/(recovery|webhookTrigger)\\.test\\.ts$';
 
 // The whole e2e suite on the pinned n8n; on the other tested versions a named subset (CI's time
 // budget): the files in `matrixTests`, and of the one-n8n file (instance.test.ts) the suites in
@@ -33,6 +35,15 @@ const runs = [
 		args: ['--maxWorkers=2'],
 	},
 	{ project: 'integration', of: 'package', label: 'integration', args: ['--maxWorkers=2'] },
+	// the trigger's files again under each other reading of what the spec leaves open
+	...Object.entries(platformReadings).map(([name, reading]) => ({
+		project: 'integration',
+		of: 'package',
+		label: `trigger under the reading ${name}`,
+		output: `integration-reading-${name}`,
+		args: ['--maxWorkers=2', '--testPathPattern', readingFiles],
+		env: { LP_SANDBOX_READING: JSON.stringify(reading) },
+	})),
 	{ project: 'e2e', of: 'package', label: `e2e on n8n ${versions.pinned}`, args: ['--runInBand'] },
 	...versions.matrix.map((version) => ({
 		project: 'e2e',

@@ -14,6 +14,7 @@ import {
 	recoverMissedDeliveries,
 	REDISPATCH_BATCH,
 } from '../../nodes/LearningPlatformTrigger/recoveryRun';
+import type { Redispatches } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
 import {
 	noteRecoveryMark,
 	resetRecoveryState,
@@ -22,7 +23,7 @@ import {
 } from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
-import { setUpTriggerTests, type TriggerTestContext } from './setup';
+import { platformReading, setUpTriggerTests, type TriggerTestContext } from './setup';
 
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
@@ -69,6 +70,31 @@ async function logOf(subscriptionId: number) {
 	return body.data as Array<{ id: number; success: boolean; redispatched: boolean; tries: number }>;
 }
 
+/** The log entries whose redispatch was asked for, in the order asked (reading-neutral). */
+async function askedEntries(subscriptionId: number): Promise<number[]> {
+	return (await t.sandbox.control.requests({ path: '/redispatch' }))
+		.filter((r) => r.path.includes(`/${subscriptionId}/logs/`))
+		.map((r) => Number(r.path.split('/logs/')[1].split('/')[0]));
+}
+
+/** Polls until some redispatch of the subscription's entries was asked for. */
+async function someRedispatchAsked(subscriptionId: number, deadline: number): Promise<void> {
+	while ((await askedEntries(subscriptionId)).length === 0) {
+		if (Date.now() > deadline) throw new Error('nothing was redispatched');
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
+}
+
+/**
+ * Whether the platform shows a redispatch on its entry (`redispatched: true`): under the
+ * `untouched` reading only new entries tell of it.
+ */
+const entryShowsRedispatch = platformReading.redispatchEntry !== 'untouched';
+/** Resolves once the subscription's attempts number `total` (redispatches' included), all answered. */
+async function redispatchesLogged(subscriptionId: number, total: number): Promise<void> {
+	await t.sandbox.control.waitForDeliveries({ subscriptionId }, total, 10_000);
+}
+
 describe('a recovery run', () => {
 	test('redispatches each settled failed delivery once; a second run leaves them alone', async () => {
 		const { staticData, subscriptionId } = await subscribed('recover-settled');
@@ -78,19 +104,29 @@ describe('a recovery run', () => {
 
 		await withAheadClock(async (time) => {
 			time.offset = SETTLE_MS + 1_000; // the platform has stopped retrying them
-			const first = await recoverMissedDeliveries.call(context, subscriptionId);
+			// the process's memory of what it asked for, as the schedule passes it to each run
+			const memory: Redispatches = new Map();
+			const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
 			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
-			const second = await recoverMissedDeliveries.call(context, subscriptionId);
+			// the redispatches failed as well (n8n is still down), and the platform has logged them
+			await redispatchesLogged(subscriptionId, 2 + 2);
+			const second = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
 			expect(second).toMatchObject({ redispatched: 0, failed: 0 });
 		});
 
-		const log = await logOf(subscriptionId);
-		expect(log).toHaveLength(2);
-		for (const entry of log) expect(entry).toMatchObject({ redispatched: true });
+		const originals = (await t.sandbox.control.deliveries({ subscriptionId }))
+			.slice(0, 2)
+			.map((d) => d.log_id);
+		const asked = await askedEntries(subscriptionId);
+		expect(asked.slice(0, 2).sort()).toEqual([...originals].sort());
+		expect(new Set(asked).size).toBe(asked.length); // no entry asked for twice
+		if (entryShowsRedispatch)
+			for (const entry of (await logOf(subscriptionId)).filter((e) => originals.includes(e.id)))
+				expect(entry).toMatchObject({ redispatched: true });
 		const redispatches = (await t.sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
 			r.path.includes(`/${subscriptionId}/logs/`),
 		);
-		expect(redispatches.map((r) => r.status)).toEqual([200, 200]);
+		for (const r of redispatches) expect(r.status).toBe(200);
 	});
 
 	test('a run superseded by a later one in another process stops before its next batch; the later one redispatches the rest, each once', async () => {
@@ -102,24 +138,35 @@ describe('a recovery run', () => {
 			time.offset = SETTLE_MS + 1_000;
 			// asked before the pass and before each batch: the later run is learnt after batch 1
 			let asked = 0;
+			const earlierMemory: Redispatches = new Map();
 			const earlier = await recoverMissedDeliveries.call(
 				context,
 				subscriptionId,
 				() => ++asked > 2,
+				earlierMemory,
 			);
 			expect(earlier).toMatchObject({ redispatched: REDISPATCH_BATCH, superseded: true });
-			const later = await recoverMissedDeliveries.call(context, subscriptionId);
+			await redispatchesLogged(subscriptionId, REDISPATCH_BATCH + 2 + REDISPATCH_BATCH);
+			// the later process knows of the earlier's redispatches from the platform's marks; where
+			// the platform leaves its entries untouched, only from the memory deliveries carry
+			const later = await recoverMissedDeliveries.call(
+				context,
+				subscriptionId,
+				undefined,
+				entryShowsRedispatch ? new Map() : earlierMemory,
+			);
 			expect(later).toMatchObject({ redispatched: 2, failed: 0 });
 		});
 
-		const log = await logOf(subscriptionId);
-		expect(log).toHaveLength(REDISPATCH_BATCH + 2);
-		for (const entry of log) expect(entry).toMatchObject({ redispatched: true });
-		const redispatched = (await t.sandbox.control.requests({ path: '/redispatch' }))
-			.filter((r) => r.path.includes(`/${subscriptionId}/logs/`))
-			.map((r) => r.path);
-		expect(new Set(redispatched).size).toBe(REDISPATCH_BATCH + 2);
-		expect(redispatched).toHaveLength(REDISPATCH_BATCH + 2);
+		const originals = (await t.sandbox.control.deliveries({ subscriptionId }))
+			.slice(0, REDISPATCH_BATCH + 2)
+			.map((d) => d.log_id);
+		const asked = await askedEntries(subscriptionId);
+		expect(new Set(asked).size).toBe(asked.length); // no entry asked for twice
+		expect(asked.filter((id) => originals.includes(id))).toHaveLength(REDISPATCH_BATCH + 2);
+		if (entryShowsRedispatch)
+			for (const entry of (await logOf(subscriptionId)).filter((e) => originals.includes(e.id)))
+				expect(entry).toMatchObject({ redispatched: true });
 	});
 
 	test('an entry the platform may still be retrying waits until it settles, then goes', async () => {
@@ -216,11 +263,9 @@ describe('activation', () => {
 				options(staticData, atDefaults, 'recover-on-activation'),
 			);
 			expect(exists.result).toBe(true); // activation does not wait for the recovery
-			const deadline = Date.now() + 30_000;
-			while (!(await logOf(subscriptionId))[0].redispatched) {
-				if (Date.now() > deadline) throw new Error('nothing was redispatched');
-				await new Promise((resolve) => setTimeout(resolve, 200));
-			}
+			await someRedispatchAsked(subscriptionId, Date.now() + 30_000);
+			const [delivery] = await t.sandbox.control.deliveries({ subscriptionId });
+			expect(await askedEntries(subscriptionId)).toEqual([delivery.log_id]);
 		}, RESCAN_INTERVAL_MS);
 	});
 });
@@ -253,11 +298,9 @@ describe('while the workflow stays active', () => {
 			const first = gate.release as () => void;
 			gate.release = undefined;
 			first();
-			while (!(await logOf(subscriptionId))[0]?.redispatched) {
-				if (Date.now() > deadline) throw new Error('nothing was redispatched');
-				await new Promise((resolve) => setTimeout(resolve, 100));
-			}
-			expect(await logOf(subscriptionId)).toHaveLength(1);
+			await someRedispatchAsked(subscriptionId, deadline);
+			const [delivery] = await t.sandbox.control.deliveries({ subscriptionId });
+			expect(await askedEntries(subscriptionId)).toEqual([delivery.log_id]);
 
 			await runHook(trigger, 'delete', opts);
 			while (gate.release === undefined) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -326,10 +369,8 @@ describe('while the workflow stays active', () => {
 			await scheduleSleeps();
 			const after = (await t.sandbox.control.requests({})).slice(requestsBefore);
 			expect(after.filter((r) => r.path.includes(`/${subscriptionId}/logs`))).toEqual([]);
-			expect((await logOf(subscriptionId))[0]).toMatchObject({
-				success: false,
-				redispatched: false,
-			});
+			expect((await logOf(subscriptionId))[0]).toMatchObject({ success: false });
+			expect(await askedEntries(subscriptionId)).toEqual([]);
 			await runHook(trigger, 'delete', opts);
 		} finally {
 			restore();

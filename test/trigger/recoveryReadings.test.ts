@@ -19,7 +19,7 @@ import {
 } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
 import { withAheadClock } from '../support/fakeClock';
-import { hookContext, runHook } from '../support/n8n';
+import { hookContext, runHook, runWebhook } from '../support/n8n';
 import { exchangeElsewhere, withPair } from '../transport/helpers';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
 
@@ -243,3 +243,86 @@ test('a redispatch the platform declines (the payload model is gone) is not aske
 	});
 	expect(await redispatchRequests(subscriptionId)).toHaveLength(1);
 });
+
+// The spec shows no retry schedule. A platform that retries after longer than the settle time
+// (30 s unchanged) races the redispatch: both arrive, and the repeat memory runs one.
+describe.each([
+	{ deliveryLog: 'perDelivery', redispatchEntry: 'marks', redispatchPayload: 'original' },
+	{ deliveryLog: 'perAttempt', redispatchEntry: 'untouched', redispatchPayload: 'current' },
+] as const)(
+	'retries later than the settle time (log $deliveryLog, redispatch $redispatchEntry, payload $redispatchPayload)',
+	(reading) => {
+		let n8n: Server;
+		let n8nUrl: string;
+		let busy = true;
+		const answers: number[] = [];
+		let executions = 0;
+		let active: Awaited<ReturnType<typeof subscribed>>;
+		const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
+
+		beforeAll(async () => {
+			await t.sandbox.control.setConfig({
+				...reading,
+				logOrder: 'newestFirst',
+				deliveryMaxAttempts: 2,
+				deliveryBackoffMs: 4_000,
+				allowHttpWebhookUrls: true,
+			});
+			// n8n with the trigger: busy (503, nothing run) for the first attempt, then running it
+			n8n = createServer((req, res) => {
+				const chunks: Buffer[] = [];
+				req.on('data', (chunk: Buffer) => chunks.push(chunk));
+				req.on('end', () => {
+					const answer = async () => {
+						if (busy) return 503;
+						const headers = Object.fromEntries(
+							Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
+						);
+						const run = await runWebhook(trigger, {
+							parameters,
+							credentials: t.credentials,
+							staticData: active.staticData,
+							headers,
+							rawBody: Buffer.concat(chunks),
+						});
+						executions += run.webhookResponse.workflowData?.[0]?.length ?? 0;
+						return run.response.statusCode;
+					};
+					void answer().then((status) => {
+						answers.push(status);
+						res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+					});
+				});
+			});
+			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
+			n8nUrl = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}/n8n`;
+		});
+		afterAll(async () => await new Promise((resolve) => n8n.close(resolve)));
+		beforeEach(() => resetRedispatchMemory());
+
+		test("a delivery redispatched before the platform's late retry runs once", async () => {
+			active = await subscribed();
+			const { subscriptionId, context } = active;
+			expect(
+				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
+			).toBe(200);
+			await t.sandbox.control.simulateCompletion({});
+			// the first attempt met a busy n8n; the platform's retry is 4 s away
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
+			busy = false;
+			const ahead = await platformAhead();
+			await withAheadClock(async (time) => {
+				// a run that judges the entry settled (unchanged for the settle time) before the retry
+				time.offset = ahead + SETTLE_MS + 1_000;
+				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				expect(run).toMatchObject({ redispatched: 1, failed: 0 });
+			});
+			// the redispatch and the late retry both reach n8n
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 3, 20_000);
+			expect(answers).toEqual([503, 200, 200]);
+			expect(executions).toBe(1);
+			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
+			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
+		});
+	},
+);

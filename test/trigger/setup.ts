@@ -7,6 +7,7 @@
 import type { IDataObject } from 'n8n-workflow';
 
 import { startSandbox, type SandboxHandle, type SandboxOptions } from '../../sandbox';
+import { DEFAULT_CONFIG, type SandboxConfig } from '../../sandbox/store';
 import { http, roots } from '../sandbox/helpers';
 import type { CredentialStore } from '../support/n8n';
 import { newSandboxUser } from '../support/sandboxUser';
@@ -25,6 +26,20 @@ export interface TriggerTestContext {
 
 let counter = 0;
 
+/**
+ * The reading of the platform (the sandbox switches the spec leaves open) these tests run under:
+ * the sandbox's defaults, or `LP_SANDBOX_READING` (JSON of switches), which `npm test` sets to
+ * run the trigger's files again under the other readings. Tests that set a switch themselves
+ * still do.
+ */
+export function readingUnderTest(): SandboxOptions {
+	const reading = process.env.LP_SANDBOX_READING;
+	return reading ? (JSON.parse(reading) as SandboxOptions) : {};
+}
+
+/** The switches in force for tests that do not set their own. */
+export const platformReading: SandboxConfig = { ...DEFAULT_CONFIG, ...readingUnderTest() };
+
 export async function setUpTriggerTests(
 	name: string,
 	options: SandboxOptions = {},
@@ -35,6 +50,7 @@ export async function setUpTriggerTests(
 		// deliveries go to https://n8n.test/... which does not resolve: one quick attempt, recorded
 		deliveryMaxAttempts: 1,
 		deliveryTimeoutMs: 1000,
+		...readingUnderTest(),
 		...options,
 	});
 
