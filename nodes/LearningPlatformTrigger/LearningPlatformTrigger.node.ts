@@ -222,7 +222,7 @@ export class LearningPlatformTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to acknowledge a delivery of an event that already ran the workflow in the last 25 hours (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
+							'Whether to acknowledge a delivery of an event that already ran the workflow in the last 74 hours (a platform retry after a time-out, or a redispatch) without running it again, whichever n8n process receives it. Turn off to run the workflow for every delivery.',
 					},
 					{
 						displayName: 'Keep Subscription While Inactive',
@@ -238,7 +238,7 @@ export class LearningPlatformTrigger implements INodeType {
 						type: 'boolean',
 						default: true,
 						description:
-							'Whether to have the platform send again the deliveries it could not make while n8n was down or unreachable (up to a day back), so each still runs the workflow once. Checked on activation, on the first delivery after n8n starts, and every 15 minutes while active.',
+							'Whether to have the platform send again the deliveries it could not make while n8n was down or unreachable (up to three days back, a weekend), so each still runs the workflow once. Checked on activation, on the first delivery after n8n starts, and every 15 minutes while active.',
 					},
 					{
 						displayName: 'Reject Deliveries Older Than (Minutes)',

@@ -21,9 +21,9 @@ import {
 
 /**
  * How long a delivery that started an execution is remembered: longer than recovery reads the
- * platform's log back (a day), so a redispatch of any logged failure of it is recognised.
+ * platform's log back (three days), so a redispatch of any logged failure of it is recognised.
  */
-export const LEDGER_WINDOW_MS = 25 * 60 * 60_000;
+export const LEDGER_WINDOW_MS = 74 * 60 * 60_000;
 /** Most deliveries kept in the workflow's static data; the oldest go first. */
 export const MAX_SHARED = 5_000;
 /** Most deliveries one process remembers. */

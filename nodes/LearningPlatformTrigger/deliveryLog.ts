@@ -3,8 +3,12 @@
 // request, no clock, nothing of n8n at run time. Why these rules: docs/design.md, "Missed
 // deliveries".
 
-/** How far back failed deliveries are redispatched (the delivery ledger remembers longer). */
-export const RECOVERY_HORIZON_MS = 24 * 60 * 60_000;
+/**
+ * How far back failed deliveries are redispatched: an outage of three days (a weekend, Friday
+ * evening to Monday morning) with an hour to spare for the first run after it. The delivery
+ * ledger remembers longer.
+ */
+export const RECOVERY_HORIZON_MS = 73 * 60 * 60_000;
 /** An entry changed this recently may still be retried by the platform itself. */
 export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */

@@ -18,7 +18,8 @@ import { recoveryTurn } from './recoveryPace';
 import type { Redispatches } from './redispatchMemory';
 
 export const MAX_REDISPATCHES_PER_RUN = 100;
-export const MAX_LOG_ENTRIES_READ = 2_000;
+/** Three days of log at about 1,600 deliveries a day (50 pages). */
+export const MAX_LOG_ENTRIES_READ = 5_000;
 /**
  * Most requests one run makes (log pages and redispatches); with recovery's share of the key
  * (recoveryPace.ts) a run lasts at most about 10 minutes. A run that reaches it is unfinished:
@@ -59,36 +60,59 @@ async function takeTurn(run: RecoveryRun): Promise<boolean> {
 
 type Context = IHookFunctions | IWebhookFunctions;
 
+/** Where the log's entries were read: the page of each, and whether the log lists oldest first. */
+interface LogPlaces {
+	pageOf: Map<number, number>;
+	oldestFirst: boolean;
+}
+
 /**
  * Reads the subscription's log newest first, whatever order the platform lists it in, a page at
  * a time, until `stop` says so or the log ends: oldest first, the newest are on the last page.
+ * Notes in `places` the page each entry was on.
  */
 async function readNewestFirst(
 	this: Context,
 	run: RecoveryRun,
 	subscriptionId: number,
+	places: LogPlaces,
 	stop: (page: DeliveryLogEntry[]) => boolean,
 ): Promise<void> {
-	const path = `/${subscriptionId}/logs`;
-	// undefined once the run has made all the requests it may: the reading ends there
-	const read = async (page: number) =>
-		(await takeTurn(run)) ? await listPage.call(this, path, page) : undefined;
-	const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
-	const first = await read(1);
+	const first = await readPage.call(this, run, subscriptionId, 1);
 	if (first === undefined) return;
-	if (listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined) {
+	const seen = (page: ListPage | undefined, number: number) => {
+		if (page === undefined) return true;
+		const entries = entriesOf(page);
+		for (const entry of entries) places.pageOf.set(entry.id, number);
+		return stop(places.oldestFirst ? entries.reverse() : entries);
+	};
+	places.oldestFirst = listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined;
+	if (places.oldestFirst) {
 		// the last page first, back to the first, which was read already
-		await followPages(Math.max(first.lastPage, 1), async (number: number) => {
-			const page = number === 1 ? first : await read(number);
-			return page === undefined || stop(entriesOf(page).reverse()) || number === 1
-				? undefined
-				: number - 1;
+		await followPages(Math.max(first.lastPage ?? 1, 1), async (number: number) => {
+			const page = number === 1 ? first : await readPage.call(this, run, subscriptionId, number);
+			return seen(page, number) || number === 1 ? undefined : number - 1;
 		});
 		return;
 	}
-	await followPages(first, async (page: ListPage) =>
-		stop(entriesOf(page)) || page.nextPage === undefined ? undefined : await read(page.nextPage),
-	);
+	await followPages({ page: first, number: 1 }, async ({ page, number }) => {
+		if (seen(page, number) || page.nextPage === undefined) return undefined;
+		const next = await readPage.call(this, run, subscriptionId, page.nextPage);
+		return next === undefined ? undefined : { page: next, number: page.nextPage };
+	});
+}
+
+const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
+
+/** One page of the log; undefined once the run has made all the requests it may. */
+async function readPage(
+	this: Context,
+	run: RecoveryRun,
+	subscriptionId: number,
+	number: number,
+): Promise<ListPage | undefined> {
+	if (!(await takeTurn(run))) return undefined;
+	return await listPage.call(this, `/${subscriptionId}/logs`, number);
 }
 
 /**
@@ -99,10 +123,11 @@ async function readLog(
 	this: Context,
 	run: RecoveryRun,
 	subscriptionId: number,
+	places: LogPlaces,
 ): Promise<DeliveryLogEntry[]> {
 	const now = clock().now();
 	const entries = new Map<number, DeliveryLogEntry>();
-	await readNewestFirst.call(this, run, subscriptionId, (page) => {
+	await readNewestFirst.call(this, run, subscriptionId, places, (page) => {
 		let withinHorizon = 0;
 		for (const entry of page) {
 			entries.set(entry.id, entry);
@@ -116,19 +141,34 @@ async function readLog(
 }
 
 /**
- * The current state of `ids`, read again from the newest entries down until all are seen: what
- * another run (in another process) redispatched meanwhile shows as changed.
+ * The current state of `ids`, read again where the run found them: what another run (in another
+ * process) redispatched meanwhile shows as changed. Listed oldest first, an entry stays on its
+ * page; newest first, later entries push it onto a later page, so the reading goes on from its
+ * page until all are seen. A batch's entries lie on one or two pages, however deep in the log.
  */
 async function currentState(
 	this: Context,
 	run: RecoveryRun,
 	subscriptionId: number,
 	ids: Set<number>,
+	places: LogPlaces,
 ): Promise<Map<number, DeliveryLogEntry>> {
 	const found = new Map<number, DeliveryLogEntry>();
-	await readNewestFirst.call(this, run, subscriptionId, (page) => {
-		for (const entry of page) if (ids.has(entry.id)) found.set(entry.id, entry);
+	const look = (page: ListPage) => {
+		for (const entry of entriesOf(page)) if (ids.has(entry.id)) found.set(entry.id, entry);
 		return found.size === ids.size;
+	};
+	const pages = [...ids].map((id) => places.pageOf.get(id) ?? 1);
+	if (places.oldestFirst) {
+		for (const number of [...new Set(pages)].sort((a, b) => a - b)) {
+			const page = await readPage.call(this, run, subscriptionId, number);
+			if (page === undefined || look(page)) break;
+		}
+		return found;
+	}
+	await followPages(Math.min(...pages), async (number: number) => {
+		const page = await readPage.call(this, run, subscriptionId, number);
+		return page === undefined || look(page) ? undefined : page.nextPage;
 	});
 	return found;
 }
@@ -194,7 +234,8 @@ export async function recoverMissedDeliveries(
 	const done = new Set<number>();
 	for (let pass = 1; pass <= PASSES; pass++) {
 		if (superseded()) return stop();
-		const entries = await readLog.call(this, run, subscriptionId);
+		const places: LogPlaces = { pageOf: new Map(), oldestFirst: false };
+		const entries = await readLog.call(this, run, subscriptionId, places);
 		run.read += entries.length;
 		// a log read only in part (the run's requests spent) is judged by the next run
 		if (run.unfinished) return run;
@@ -215,6 +256,7 @@ export async function recoverMissedDeliveries(
 				run,
 				subscriptionId,
 				new Set(batch.map((e) => e.id)),
+				places,
 			);
 			if (run.unfinished) return run;
 			await redispatchBatch.call(this, run, subscriptionId, batch, current, asked, done);

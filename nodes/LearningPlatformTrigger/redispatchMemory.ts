@@ -26,7 +26,7 @@ const FIELD = 'redispatchedEntries';
 /** Longer than recovery reads the log back, so no entry it reads is forgotten. */
 const REMEMBER_MS = RECOVERY_HORIZON_MS + 60 * 60_000;
 /** At most as many as a run reads (about 12 bytes each in the static data n8n saves). */
-const MAX_REMEMBERED = 2_000;
+const MAX_REMEMBERED = 5_000;
 
 /** This process's memory for the node `scope` and its subscription (the one a run fills). */
 export function redispatchesOf(scope: string, subscriptionId: number): Redispatches {

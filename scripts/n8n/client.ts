@@ -277,6 +277,44 @@ export class N8nClient {
 		await this.waitForPublication(workflowId, 'published', options.timeoutMs);
 	}
 
+	/**
+	 * Publishes an edit of an active workflow as the editor's Publish does: `edit` changes the
+	 * stored workflow (its nodes and connections), the public API's update re-publishes it, and
+	 * this waits until the new version is live (n8n 2.x's outbox; n8n 1.x re-activates at once).
+	 */
+	async publishEdit(
+		workflowId: string,
+		edit: (workflow: { nodes: Array<Record<string, unknown>>; connections: unknown }) => void,
+		options: { timeoutMs?: number } = {},
+	): Promise<void> {
+		const stored = await this.api<{
+			name: string;
+			nodes: Array<Record<string, unknown>>;
+			connections: unknown;
+			settings?: { executionOrder?: string };
+		}>('GET', `/workflows/${workflowId}`);
+		edit(stored);
+		const updated = await this.api<{ activeVersionId?: string | null }>(
+			'PUT',
+			`/workflows/${workflowId}`,
+			{
+				name: stored.name,
+				nodes: stored.nodes,
+				connections: stored.connections,
+				settings: { executionOrder: stored.settings?.executionOrder ?? 'v1' },
+			},
+		);
+		const deadline = Date.now() + scaled(options.timeoutMs ?? 90_000);
+		for (;;) {
+			const status = await this.waitForPublication(workflowId, 'published', options.timeoutMs);
+			const live = !updated.activeVersionId || status.liveVersionId === updated.activeVersionId;
+			if (live && status.pendingVersionId === null) return;
+			if (Date.now() > deadline)
+				throw new Error(`workflow ${workflowId}: the edit was not published (${status.status})`);
+			await new Promise((resolve) => setTimeout(resolve, 250));
+		}
+	}
+
 	/** Deactivates (unpublishes) a workflow and waits until its triggers are gone. */
 	async deactivate(workflowId: string, options: { timeoutMs?: number } = {}): Promise<void> {
 		await this.api('POST', `/workflows/${workflowId}/deactivate`);

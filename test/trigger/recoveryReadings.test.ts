@@ -1,7 +1,7 @@
 /**
  * Recovery under every reading of the platform that the spec leaves open (sandbox switches
  * `deliveryLog`, `redispatchEntry`, `logOrder`): a redispatch that went through is never asked for
- * again, a day-old history does not hide the newest failures, a declined redispatch is not asked
+ * again, a history older than recovery reaches back does not hide the newest failures, a declined redispatch is not asked
  * for again. Deliveries fail while the subscription points at https://n8n.test (does not resolve),
  * as when n8n is down; then it points at a local receiver that answers 200, as n8n back up.
  */
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
+import { RECOVERY_HORIZON_MS, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
 import {
 	redispatchesOf,
 	resetRedispatchMemory,
@@ -119,6 +119,38 @@ async function redispatchRequests(subscriptionId: number) {
 	);
 }
 
+// First in the file, so its deliveries go to its own subscription only (deleted at the end).
+describe.each(['newestFirst', 'oldestFirst'] as const)(
+	'failures deep in the log (%s)',
+	(logOrder) => {
+		test('are read again on their own pages before each batch, not from the newest down', async () => {
+			await t.sandbox.control.setConfig({
+				deliveryLog: 'perDelivery',
+				redispatchEntry: 'marks',
+				logOrder,
+				allowHttpWebhookUrls: true,
+			});
+			const { subscriptionId, context } = await subscribed();
+			const failed = 20;
+			await missedDeliveries(subscriptionId, failed);
+			await backUp(subscriptionId);
+			// three pages of deliveries that went through, newer than the failures
+			await missedDeliveries(subscriptionId, 300);
+			const ahead = await platformAhead();
+			await withAheadClock(async (time) => {
+				time.offset = ahead + SETTLE_MS + 1_000;
+				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				expect(run).toMatchObject({ redispatched: failed, failed: 0 });
+				// 4 pages read once; then each batch of 5 reads its one or two pages again (reading
+				// from the newest down would cost 4 or 5 pages a batch: 4 + 4 x 4 + 20 = 40 at least)
+				const batches = failed / 5;
+				expect(run.requests).toBeLessThanOrEqual(4 + 1 + batches * 2 + failed);
+			});
+			expect((await t.api('DELETE', `/${subscriptionId}`)).status).toBe(204);
+		});
+	},
+);
+
 const orders = (['perDelivery', 'perAttempt'] as const).flatMap((deliveryLog) =>
 	(['newestFirst', 'oldestFirst'] as const).map((logOrder) => ({ deliveryLog, logOrder })),
 );
@@ -129,10 +161,10 @@ describe.each(orders)('log $deliveryLog, $logOrder', (reading) => {
 		await t.sandbox.control.setConfig({ ...reading, allowHttpWebhookUrls: true });
 	});
 
-	test('after a history older than a day (more than a page), an outage is recovered from the newest entries', async () => {
+	test('after a history older than recovery reaches back (more than a page), an outage is recovered from the newest entries', async () => {
 		const { subscriptionId, context } = await subscribed();
 		await missedDeliveries(subscriptionId, 101);
-		await t.sandbox.control.advanceClock(25 * HOUR);
+		await t.sandbox.control.advanceClock(RECOVERY_HORIZON_MS + HOUR);
 		await missedDeliveries(subscriptionId, 3);
 		await backUp(subscriptionId);
 

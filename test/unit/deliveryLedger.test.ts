@@ -128,7 +128,7 @@ test('still unanswered after the wait: treated as a new delivery (a duplicate be
 	expect(time.now() - started).toBeGreaterThanOrEqual(WAIT_FOR_EARLIER_ANSWER_MS);
 });
 
-test('forgotten after 25 hours', async () => {
+test('forgotten after 74 hours', async () => {
 	const first = new Response();
 	await admit('a', first);
 	first.answer(200);
@@ -315,7 +315,7 @@ describe('two n8n processes behind one URL', () => {
 		expect(await deliver(db, b, k('d1'))).toBe(true); // the retry starts it
 	});
 
-	test('what started an execution more than 25 hours ago is dropped from the database', async () => {
+	test('what started an execution more than 74 hours ago is dropped from the database', async () => {
 		await deliver(db, a, k('old'));
 		// stored by the minute, an occurrence counts from its minute's last second
 		time.at += LEDGER_WINDOW_MS + 60_000;

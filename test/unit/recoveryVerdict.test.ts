@@ -20,7 +20,7 @@ const entry = (fields: Partial<DeliveryLogEntry>): DeliveryLogEntry => ({
 	...fields,
 });
 
-test('a failed delivery n8n answered (404 while inactive) is redispatched up to a day back', () => {
+test('a failed delivery n8n answered (404 while inactive) is redispatched up to three days back', () => {
 	expect(verdictOf(entry({}), now)).toBe('redispatch');
 	expect(
 		verdictOf(entry({ status_code: 502, created_at: ago(RECOVERY_HORIZON_MS - 60_000) }), now),
@@ -28,7 +28,7 @@ test('a failed delivery n8n answered (404 while inactive) is redispatched up to 
 	expect(verdictOf(entry({ created_at: ago(RECOVERY_HORIZON_MS + 60_000) }), now)).toBe('skip');
 });
 
-test('one without an answer (refused, time-out) too, up to a day back: the ledger remembers longer', () => {
+test('one without an answer (refused, time-out) too, up to three days back: the ledger remembers longer', () => {
 	const nightBefore = ago(10 * 60 * 60_000);
 	expect(verdictOf(entry({ status_code: null, created_at: nightBefore }), now)).toBe('redispatch');
 	expect(LEDGER_WINDOW_MS).toBeGreaterThan(RECOVERY_HORIZON_MS);
