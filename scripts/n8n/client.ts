@@ -304,15 +304,9 @@ export class N8nClient {
 				settings: { executionOrder: stored.settings?.executionOrder ?? 'v1' },
 			},
 		);
-		const deadline = Date.now() + scaled(options.timeoutMs ?? 90_000);
-		for (;;) {
-			const status = await this.waitForPublication(workflowId, 'published', options.timeoutMs);
-			const live = !updated.activeVersionId || status.liveVersionId === updated.activeVersionId;
-			if (live && status.pendingVersionId === null) return;
-			if (Date.now() > deadline)
-				throw new Error(`workflow ${workflowId}: the edit was not published (${status.status})`);
-			await new Promise((resolve) => setTimeout(resolve, 250));
-		}
+		await this.waitForPublication(workflowId, 'published', options.timeoutMs, {
+			versionId: updated.activeVersionId ?? undefined,
+		});
 	}
 
 	/** Deactivates (unpublishes) a workflow and waits until its triggers are gone. */
@@ -338,6 +332,8 @@ export class N8nClient {
 		workflowId: string,
 		wanted: 'published' | 'not_published',
 		timeoutMs = 90_000,
+		/** with `versionId`: published only once that version is live and none is pending */
+		{ versionId }: { versionId?: string } = {},
 	): Promise<PublicationStatus> {
 		timeoutMs = scaled(timeoutMs);
 		const deadline = Date.now() + timeoutMs;
@@ -346,7 +342,10 @@ export class N8nClient {
 			// n8n 1.x: the activate/deactivate call returned after the triggers were (un)registered
 			if (!status)
 				return { status: wanted, liveVersionId: null, pendingVersionId: null, triggers: [] };
-			if (status.status === wanted) return status;
+			const thatVersion =
+				versionId === undefined ||
+				(status.liveVersionId === versionId && status.pendingVersionId === null);
+			if (status.status === wanted && thatVersion) return status;
 			if (wanted === 'published' && (status.status === 'failed' || status.status === 'partial')) {
 				const errors = status.triggers
 					.filter((t) => t.status === 'failed')

@@ -78,19 +78,15 @@ const READINGS = ['defaults', 'perAttempt'] as const;
  * (docs/development.md, "Readings"); here, with every one of them at once, part c ran a completion
  * twice and re-ran earlier ones (issue 32, open).
  */
+const DEFAULT_SWITCHES = {
+	deliveryLog: 'perDelivery',
+	logOrder: 'newestFirst',
+	redispatchEntry: 'marks',
+	redispatchPayload: 'original',
+} as const;
 const SWITCHES = {
-	defaults: {
-		deliveryLog: 'perDelivery',
-		logOrder: 'newestFirst',
-		redispatchEntry: 'marks',
-		redispatchPayload: 'original',
-	},
-	perAttempt: {
-		deliveryLog: 'perAttempt',
-		logOrder: 'newestFirst',
-		redispatchEntry: 'marks',
-		redispatchPayload: 'original',
-	},
+	defaults: DEFAULT_SWITCHES,
+	perAttempt: { ...DEFAULT_SWITCHES, deliveryLog: 'perAttempt' },
 } as const;
 /** d: how long n8n is off over a weekend, on its clock and the platform's (moved, not waited for) */
 const WHILE_PUBLISHING = 30;

@@ -23,7 +23,12 @@ import {
 } from '../../nodes/LearningPlatformTrigger/recoverySchedule';
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
-import { platformReading, setUpTriggerTests, type TriggerTestContext } from './setup';
+import {
+	platformReading,
+	redispatchRequestsOf,
+	setUpTriggerTests,
+	type TriggerTestContext,
+} from './setup';
 
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
@@ -72,9 +77,9 @@ async function logOf(subscriptionId: number) {
 
 /** The log entries whose redispatch was asked for, in the order asked (reading-neutral). */
 async function askedEntries(subscriptionId: number): Promise<number[]> {
-	return (await t.sandbox.control.requests({ path: '/redispatch' }))
-		.filter((r) => r.path.includes(`/${subscriptionId}/logs/`))
-		.map((r) => Number(r.path.split('/logs/')[1].split('/')[0]));
+	return (await redispatchRequestsOf(t.sandbox, subscriptionId)).map((r) =>
+		Number(r.path.split('/logs/')[1].split('/')[0]),
+	);
 }
 
 /** Polls until some redispatch of the subscription's entries was asked for. */
@@ -123,10 +128,8 @@ describe('a recovery run', () => {
 		if (entryShowsRedispatch)
 			for (const entry of (await logOf(subscriptionId)).filter((e) => originals.includes(e.id)))
 				expect(entry).toMatchObject({ redispatched: true });
-		const redispatches = (await t.sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
-			r.path.includes(`/${subscriptionId}/logs/`),
-		);
-		for (const r of redispatches) expect(r.status).toBe(200);
+		for (const r of await redispatchRequestsOf(t.sandbox, subscriptionId))
+			expect(r.status).toBe(200);
 	});
 
 	test('a run superseded by a later one in another process stops before its next batch; the later one redispatches the rest, each once', async () => {

@@ -21,7 +21,7 @@ import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/rec
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook, runWebhook } from '../support/n8n';
 import { exchangeElsewhere, withPair } from '../transport/helpers';
-import { setUpTriggerTests, type TriggerTestContext } from './setup';
+import { redispatchRequestsOf, setUpTriggerTests, type TriggerTestContext } from './setup';
 
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
@@ -113,11 +113,8 @@ async function platformAhead(): Promise<number> {
 	return (await t.sandbox.control.getClock()).now - Date.now();
 }
 
-async function redispatchRequests(subscriptionId: number) {
-	return (await t.sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
-		r.path.includes(`/${subscriptionId}/logs/`),
-	);
-}
+const redispatchRequests = (subscriptionId: number) =>
+	redispatchRequestsOf(t.sandbox, subscriptionId);
 
 // First in the file, so its deliveries go to its own subscription only (deleted at the end).
 describe.each(['newestFirst', 'oldestFirst'] as const)(

@@ -37,6 +37,13 @@ export function readingUnderTest(): SandboxOptions {
 	return reading ? (JSON.parse(reading) as SandboxOptions) : {};
 }
 
+/** The redispatch requests the platform got for the subscription's log entries, in order. */
+export async function redispatchRequestsOf(sandbox: SandboxHandle, subscriptionId: number) {
+	return (await sandbox.control.requests({ path: '/redispatch' })).filter((r) =>
+		r.path.includes(`/${subscriptionId}/logs/`),
+	);
+}
+
 /** The switches in force for tests that do not set their own. */
 export const platformReading: SandboxConfig = { ...DEFAULT_CONFIG, ...readingUnderTest() };
 
