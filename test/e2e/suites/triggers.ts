@@ -2,12 +2,12 @@
 // the sandbox; a simulated completion is delivered, signed, through the TLS front and starts an
 // execution with the payload; a tampered body or a wrong token starts none, nor does a platform
 // retry of an accepted delivery (identical bytes after a time-out); restarting n8n creates
-// no duplicate; deactivation deletes the subscription. Polling trigger: records changed between
-// polls arrive exactly once, across a restart of n8n too.
+// no duplicate; deactivation deletes the subscription. The polling trigger across a restart and an
+// outage of n8n is recipes.test.ts's polling recipe (each completion appended exactly once), and in
+// queue mode queue.test.ts.
 import { createHmac } from 'node:crypto';
 import * as https from 'node:https';
 import {
-	log,
 	nodeOutput,
 	type ExecutionSummary,
 	type SandboxDelivery,
@@ -53,9 +53,7 @@ function postThroughFront(
 export function triggersSuite(ctx: StackContext): void {
 	describe('triggers in real n8n', () => {
 		const hookCred = uniqueId('hookCred');
-		const pollCred = uniqueId('pollCred');
 		const hookWorkflowId = uniqueId('hookWf');
-		const pollWorkflowId = uniqueId('pollWf');
 		const webhookId = '3f1e2d4c-5b6a-4789-8a0b-1c2d3e4f5a6b';
 		let users: Map<string, SandboxUser>;
 		/** Ids of active (not suspended) demo learners: suspended ones are not in the feed. */
@@ -65,7 +63,7 @@ export function triggersSuite(ctx: StackContext): void {
 			(await ctx.stack.sandbox!.control.subscriptions(username)).filter((s) => !s.deleted_at);
 
 		beforeAll(async () => {
-			users = await importFreshCredentials(ctx.stack, [hookCred, pollCred]);
+			users = await importFreshCredentials(ctx.stack, [hookCred]);
 			learner = (await demoData(ctx.stack)).activeLearners.map((u) => u.id);
 			await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
 			await ctx.stack.host.importWorkflows([
@@ -76,20 +74,6 @@ export function triggersSuite(ctx: StackContext): void {
 						credentialId: hookCred,
 						webhookId,
 						parameters: { event: 'Events\\Courses\\Completion_created' },
-					},
-					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
-				]),
-				linearWorkflow(pollWorkflowId, 'e2e: polling trigger', [
-					{
-						name: 'Feed',
-						type: TYPES.poll,
-						credentialId: pollCred,
-						parameters: {
-							pollTimes: { item: [{ mode: 'everyMinute' }] },
-							startFrom: 'now',
-							filters: {},
-							options: {},
-						},
 					},
 					{ name: 'Done', type: 'n8n-nodes-base.noOp' },
 				]),
@@ -296,83 +280,6 @@ export function triggersSuite(ctx: StackContext): void {
 				const all = await control.subscriptions(hookUser().username);
 				expect(all).toHaveLength(1);
 				expect(all[0].deleted_at).toBeTruthy();
-			});
-		});
-
-		describe('polling trigger', () => {
-			async function emitted(): Promise<{ executions: ExecutionSummary[]; ids: number[] }> {
-				const executions = (
-					await ctx.client.listExecutions({ workflowId: pollWorkflowId, includeData: true })
-				).reverse();
-				const ids = executions.flatMap((e) =>
-					nodeOutput(e, 'Feed').map((item) => Number(item.completionid)),
-				);
-				return { executions, ids };
-			}
-
-			test('records changed between polls arrive exactly once, across a restart of n8n', async () => {
-				const control = ctx.stack.sandbox!.control;
-				await ctx.client.activate(pollWorkflowId); // first poll: the baseline ('now'), emits nothing
-				expect((await emitted()).executions).toHaveLength(0);
-
-				const simulate = async (userId: number, contentId: number) =>
-					(
-						(await control.simulateCompletion({ userId, contentId })) as {
-							completion: { completionid: number };
-						}
-					).completion.completionid;
-
-				const firstBatch = [
-					await simulate(learner[10], 107),
-					await simulate(learner[11], 107),
-					await simulate(learner[12], 108),
-				];
-				const t0 = Date.now();
-				await waitFor(
-					async () => ((await emitted()).ids.length >= 3 ? true : undefined),
-					90_000,
-					'the first batch',
-					2000,
-				);
-				log(
-					`polling trigger: first batch emitted ${((Date.now() - t0) / 1000).toFixed(1)} s after the changes`,
-				);
-
-				const secondBatch = [await simulate(learner[13], 109), await simulate(learner[14], 109)];
-				// A restart between polls: the cursor is in the workflow's static data, in the database.
-				await ctx.stack.main.restart();
-				await ctx.client.waitForPublication(pollWorkflowId, 'published');
-				await waitFor(
-					async () => ((await emitted()).ids.length >= 5 ? true : undefined),
-					90_000,
-					'the second batch',
-					2000,
-				);
-
-				// One more scheduled poll with nothing new must emit nothing. The marker that it ran and
-				// that any execution of it is stored: the poll after it (polls come a minute apart)
-				// has read the feed.
-				const feedReadTimes = async () =>
-					(await control.requests({ username: users.get(pollCred)!.username }))
-						.filter((r) => r.path.endsWith('/completions'))
-						.map((r) => Date.parse(r.at));
-				const emittedAt = Math.max(...(await feedReadTimes()));
-				await waitFor(
-					async () => {
-						const later = (await feedReadTimes()).filter((at) => at > emittedAt);
-						// two polls: reads more than 30 s apart (one poll's pages come together)
-						return later.length > 0 && Math.max(...later) - Math.min(...later) > 30_000
-							? true
-							: undefined;
-					},
-					200_000,
-					'two polls after the second batch',
-					2000,
-				);
-				const { executions, ids } = await emitted();
-				expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
-				expect(ids.sort()).toEqual([...firstBatch, ...secondBatch].sort());
-				expect(new Set(ids).size).toBe(ids.length);
 			});
 		});
 	});
