@@ -24,6 +24,7 @@ import {
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
 import {
+	askedEntriesOf,
 	platformReading,
 	redispatchRequestsOf,
 	setUpTriggerTests,
@@ -75,12 +76,7 @@ async function logOf(subscriptionId: number) {
 	return body.data as Array<{ id: number; success: boolean; redispatched: boolean; tries: number }>;
 }
 
-/** The log entries whose redispatch was asked for, in the order asked (reading-neutral). */
-async function askedEntries(subscriptionId: number): Promise<number[]> {
-	return (await redispatchRequestsOf(t.sandbox, subscriptionId)).map((r) =>
-		Number(r.path.split('/logs/')[1].split('/')[0]),
-	);
-}
+const askedEntries = (subscriptionId: number) => askedEntriesOf(t.sandbox, subscriptionId);
 
 /** Polls until some redispatch of the subscription's entries was asked for. */
 async function someRedispatchAsked(subscriptionId: number, deadline: number): Promise<void> {

@@ -21,7 +21,12 @@ import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/rec
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook, runWebhook } from '../support/n8n';
 import { exchangeElsewhere, withPair } from '../transport/helpers';
-import { redispatchRequestsOf, setUpTriggerTests, type TriggerTestContext } from './setup';
+import {
+	askedEntriesOf,
+	redispatchRequestsOf,
+	setUpTriggerTests,
+	type TriggerTestContext,
+} from './setup';
 
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
@@ -174,9 +179,7 @@ describe.each(orders)('log $deliveryLog, $logOrder', (reading) => {
 			const run = await recoverMissedDeliveries.call(context, subscriptionId);
 			expect(run).toMatchObject({ redispatched: 3, failed: 0 });
 		});
-		const asked = (await redispatchRequests(subscriptionId)).map((r) =>
-			Number(r.path.split('/logs/')[1].split('/')[0]),
-		);
+		const asked = await askedEntriesOf(t.sandbox, subscriptionId);
 		const log = (await t.api('GET', `/${subscriptionId}/logs?perPage=100&page=1`)).body as {
 			meta: { total: number };
 		};

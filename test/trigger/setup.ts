@@ -44,6 +44,16 @@ export async function redispatchRequestsOf(sandbox: SandboxHandle, subscriptionI
 	);
 }
 
+/** The log entries whose redispatch was asked for, in the order asked (under every reading). */
+export async function askedEntriesOf(
+	sandbox: SandboxHandle,
+	subscriptionId: number,
+): Promise<number[]> {
+	return (await redispatchRequestsOf(sandbox, subscriptionId)).map((r) =>
+		Number(r.path.split('/logs/')[1].split('/')[0]),
+	);
+}
+
 /** The switches in force for tests that do not set their own. */
 export const platformReading: SandboxConfig = { ...DEFAULT_CONFIG, ...readingUnderTest() };
 
