@@ -251,7 +251,8 @@ export class Deliveries {
 			sub.owner,
 			sub.url,
 			log.event_type,
-			log.delivery_id,
+			// the attempt's own: an entry redispatched twice holds the later redispatch's id
+			deliveryId,
 			body,
 			headers,
 			attempt,

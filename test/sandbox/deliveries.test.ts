@@ -279,6 +279,46 @@ describe('retries and failures', () => {
 		}
 	});
 
+	it('an entry redispatched twice while the first is in flight: each attempt row holds the delivery_id it sent', async () => {
+		const { createServer } = await import('node:http');
+		// answers after 300 ms, so the second redispatch is asked for while the first is in flight
+		const slow = createServer((req, res) => {
+			req.resume();
+			setTimeout(() => res.writeHead(200).end('ok'), 300);
+		});
+		await new Promise<void>((r) => slow.listen(0, '127.0.0.1', () => r()));
+		const port = (slow.address() as import('node:net').AddressInfo).port;
+		const own = await startSandbox({
+			allowHttpWebhookUrls: true,
+			deliveryMaxAttempts: 1,
+			rateLimitPerMinute: 10_000,
+			deliveryLog: 'perDelivery',
+			redispatchEntry: 'marks',
+		});
+		try {
+			const a = await Api.login(own);
+			const sub = (
+				await create(a, { event: 'Events\\Users\\Updated', url: `http://127.0.0.1:${port}/s` })
+			).json;
+			await own.control.simulateEvent('Events\\Users\\Updated', {});
+			const [first] = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 1);
+			const logsUrl = `${a.r.webhook}/${sub.id}/logs`;
+			for (let i = 0; i < 2; i++)
+				expect((await a.send('POST', `${logsUrl}/${first.log_id}/redispatch`)).status).toBe(200);
+			const rows = await own.control.waitForDeliveries({ subscriptionId: sub.id }, 3);
+			const redispatches = rows.filter((row) => row.id !== first.id);
+			const sent = redispatches.map(
+				(row) => (JSON.parse(row.body) as { delivery_id: string }).delivery_id,
+			);
+			expect(new Set(sent).size).toBe(2);
+			expect(redispatches.map((row) => row.delivery_id)).toEqual(sent);
+		} finally {
+			await own.close();
+			slow.closeAllConnections();
+			await new Promise((r) => slow.close(r));
+		}
+	});
+
 	it('deliveryLog perAttempt: one entry per attempt (tries = its number); a redispatch marks the entry asked for and logs its attempts as entries of their own', async () => {
 		const flaky = await receiver({ status: (i) => (i === 1 || i === 3 ? 500 : 204) });
 		const own = await startSandbox({
