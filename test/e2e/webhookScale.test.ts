@@ -48,6 +48,7 @@ import {
 	type SandboxUser,
 	type WebhookRouting,
 } from '../../scripts/n8n';
+import { DEFAULT_CONFIG } from '../../sandbox/store';
 import {
 	demoData,
 	landed,
@@ -79,11 +80,11 @@ const READINGS = ['defaults', 'perAttempt'] as const;
  * twice and re-ran earlier ones (issue 32, open).
  */
 const DEFAULT_SWITCHES = {
-	deliveryLog: 'perDelivery',
-	logOrder: 'newestFirst',
-	redispatchEntry: 'marks',
-	redispatchPayload: 'original',
-} as const;
+	deliveryLog: DEFAULT_CONFIG.deliveryLog,
+	logOrder: DEFAULT_CONFIG.logOrder,
+	redispatchEntry: DEFAULT_CONFIG.redispatchEntry,
+	redispatchPayload: DEFAULT_CONFIG.redispatchPayload,
+};
 const SWITCHES = {
 	defaults: DEFAULT_SWITCHES,
 	perAttempt: { ...DEFAULT_SWITCHES, deliveryLog: 'perAttempt' },

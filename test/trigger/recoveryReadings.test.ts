@@ -23,6 +23,7 @@ import { hookContext, runHook, runWebhook } from '../support/n8n';
 import { exchangeElsewhere, withPair } from '../transport/helpers';
 import {
 	askedEntriesOf,
+	DELIVERY_TIMEOUT_MS,
 	redispatchRequestsOf,
 	setUpTriggerTests,
 	type TriggerTestContext,
@@ -151,7 +152,7 @@ describe.each(['newestFirst', 'oldestFirst'] as const)(
 				expect(run.requests).toBeLessThanOrEqual(4 + 1 + batches * 2 + failed);
 			});
 			expect((await t.api('DELETE', `/${subscriptionId}`)).status).toBe(204);
-			await t.sandbox.control.setConfig({ deliveryTimeoutMs: 1_000 });
+			await t.sandbox.control.setConfig({ deliveryTimeoutMs: DELIVERY_TIMEOUT_MS });
 		});
 	},
 );

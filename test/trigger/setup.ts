@@ -57,6 +57,9 @@ export async function askedEntriesOf(
 /** The switches in force for tests that do not set their own. */
 export const platformReading: SandboxConfig = { ...DEFAULT_CONFIG, ...readingUnderTest() };
 
+/** The set-up's time-out for each delivery attempt (a test that needs longer sets and restores it). */
+export const DELIVERY_TIMEOUT_MS = 1_000;
+
 export async function setUpTriggerTests(
 	name: string,
 	options: SandboxOptions = {},
@@ -66,7 +69,7 @@ export async function setUpTriggerTests(
 		rateLimitPerMinute: 100_000,
 		// deliveries go to https://n8n.test/... which does not resolve: one quick attempt, recorded
 		deliveryMaxAttempts: 1,
-		deliveryTimeoutMs: 1000,
+		deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
 		...readingUnderTest(),
 		...options,
 	});
