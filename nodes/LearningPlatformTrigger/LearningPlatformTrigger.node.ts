@@ -340,7 +340,12 @@ export class LearningPlatformTrigger implements INodeType {
 			return { webhookResponse: { received: true, passedOn: false, repeated: true } };
 		}
 		if (subscriptionToRecover !== undefined)
-			recoverFromDelivery.call(this, staticData, subscriptionToRecover);
+			recoverFromDelivery.call(
+				this,
+				staticData,
+				subscriptionToRecover,
+				typeof delivery.delivery_id === 'string' && delivery.delivery_id !== '',
+			);
 
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {

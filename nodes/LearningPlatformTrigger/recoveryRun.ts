@@ -21,15 +21,15 @@ export const MAX_REDISPATCHES_PER_RUN = 100;
 /** Three days of log at about 1,600 deliveries a day (50 pages). */
 export const MAX_LOG_ENTRIES_READ = 5_000;
 /**
- * Most requests one run makes (log pages and redispatches); with recovery's share of the key
- * (recoveryPace.ts) a run lasts at most about 10 minutes. A run that reaches it is unfinished:
- * the next one goes on at once.
+ * Most requests one run makes (log pages, each entry's page read again, redispatches); with
+ * recovery's share of the key (recoveryPace.ts) a run lasts at most about 10 minutes. A run that
+ * reaches it is unfinished: the next one goes on at once.
  */
 export const MAX_REQUESTS_PER_RUN = 200;
-/** Redispatches sent on one fresh look at the log (read again before each batch). */
-export const REDISPATCH_BATCH = 5;
 /** A run looks again, SETTLE_MS apart, while entries were still settling. */
 const PASSES = 3;
+/** Before it looks at an entry, a run waits up to this long, at random. */
+export const CHECK_JITTER_MS = 250;
 
 export interface RecoveryRun {
 	redispatched: number;
@@ -40,6 +40,8 @@ export interface RecoveryRun {
 	requests: number;
 	/** the run stopped early: another process started one after it, which covers the rest */
 	superseded?: boolean;
+	/** the run stopped: another run redispatched an entry it came to, and covers the rest */
+	yielded?: boolean;
 	/** the run stopped at MAX_REQUESTS_PER_RUN or MAX_REDISPATCHES_PER_RUN: more may be left */
 	unfinished?: boolean;
 }
@@ -144,7 +146,7 @@ async function readLog(
  * The current state of `ids`, read again where the run found them: what another run (in another
  * process) redispatched meanwhile shows as changed. Listed oldest first, an entry stays on its
  * page; newest first, later entries push it onto a later page, so the reading goes on from its
- * page until all are seen. A batch's entries lie on one or two pages, however deep in the log.
+ * page until all are seen: one or two pages, however deep in the log.
  */
 async function currentState(
 	this: Context,
@@ -174,49 +176,73 @@ async function currentState(
 }
 
 /**
- * Asks the platform to redispatch each entry of `batch` that no other run redispatched since this
- * one read the log (`current`: the entries as the log shows them now), until the run's limits;
- * those it takes on go into `done`.
+ * What became of an entry the run took up: asked for; left (the run's limits, or the platform
+ * shows it needs nothing now, as when it retried it after all); or taken by another run: read
+ * again just before its redispatch, it shows a redispatch since this run read the log, or this
+ * process has learnt meanwhile (`asked`, which deliveries' static data add to) that another
+ * process asked for it.
  */
-async function redispatchBatch(
+type Outcome = 'asked' | 'left' | 'taken';
+
+/**
+ * Has the platform redispatch `entry` unless, read again just before (its page, at once before the
+ * redispatch: both turns are taken first), it shows that it needs none now. Whether asked for goes
+ * into `done`.
+ */
+async function redispatchOne(
 	this: Context,
 	run: RecoveryRun,
 	subscriptionId: number,
-	batch: DeliveryLogEntry[],
-	current: Map<number, DeliveryLogEntry>,
+	entry: DeliveryLogEntry,
+	places: LogPlaces,
 	asked: Redispatches,
 	done: Set<number>,
-): Promise<void> {
-	for (const entry of batch) {
-		if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
-			run.unfinished = true;
-			return;
-		}
-		// another process's run redispatched it since this run read the log
-		if (!untouchedSince(entry, current.get(entry.id))) continue;
-		done.add(entry.id);
-		if (!(await takeTurn(run))) return;
-		// remembered before it is asked for, so a failed request is not asked for twice either
-		asked.set(entry.id, { tries: entry.tries ?? 0, at: clock().now() });
-		try {
-			const answer = (await apiRequest.call(
-				this,
-				'POST',
-				'webhook',
-				`/${subscriptionId}/logs/${entry.id}/redispatch`,
-			)) as { data?: IDataObject };
-			if (answer?.data?.success === false) run.failed++;
-			else run.redispatched++;
-		} catch {
-			run.failed++;
-		}
+	readAt: number,
+): Promise<Outcome> {
+	// the redispatch's turn first, so that nothing waits between the look and the redispatch
+	if (!(await takeTurn(run))) return 'left';
+	// two runs started at the same moment would otherwise look at each entry together, each
+	// before the other's redispatch shows
+	await clock().sleep(Math.floor(Math.random() * CHECK_JITTER_MS));
+	const current = await currentState.call(this, run, subscriptionId, new Set([entry.id]), places);
+	const now = clock().now();
+	const latest = current.get(entry.id);
+	const learnt = asked.get(entry.id);
+	// changed without a redispatch: the platform retried it after all
+	const outcome: Outcome | undefined =
+		latest !== undefined && !untouchedSince(entry, latest) && latest.redispatched === true
+			? 'taken'
+			: learnt !== undefined && learnt.at >= readAt
+				? 'taken'
+				: run.unfinished || verdictOf(latest ?? entry, now, learnt) !== 'redispatch'
+					? 'left'
+					: undefined;
+	if (outcome !== undefined) {
+		run.requests--; // the redispatch's turn went unused
+		return outcome;
 	}
+	done.add(entry.id);
+	// remembered before it is asked for, so a failed request is not asked for twice either
+	asked.set(entry.id, { tries: entry.tries ?? 0, at: now });
+	try {
+		const answer = (await apiRequest.call(
+			this,
+			'POST',
+			'webhook',
+			`/${subscriptionId}/logs/${entry.id}/redispatch`,
+		)) as { data?: IDataObject };
+		if (answer?.data?.success === false) run.failed++;
+		else run.redispatched++;
+	} catch {
+		run.failed++;
+	}
+	return 'asked';
 }
 
 /**
  * One recovery run: reads the subscription's delivery log and redispatches the deliveries the
- * platform could not make, one after another, a few at a time, each checked against the log
- * just before it goes. `superseded` is asked before every look at the log: once it says yes
+ * platform could not make, oldest first, one after another, each checked against the log just
+ * before it goes. `superseded` is asked before each: once it says yes
  * (another process's later run covers what is left), the run stops. `asked` is what was asked
  * for before (read and added to).
  */
@@ -232,9 +258,10 @@ export async function recoverMissedDeliveries(
 		return run;
 	};
 	const done = new Set<number>();
-	for (let pass = 1; pass <= PASSES; pass++) {
+	for (let pass = 1; ; ) {
 		if (superseded()) return stop();
 		const places: LogPlaces = { pageOf: new Map(), oldestFirst: false };
+		const readAt = clock().now();
 		const entries = await readLog.call(this, run, subscriptionId, places);
 		run.read += entries.length;
 		// a log read only in part (the run's requests spent) is judged by the next run
@@ -248,21 +275,32 @@ export async function recoverMissedDeliveries(
 			if (verdict === 'redispatch') candidates.push(entry);
 			if (verdict === 'unsettled') unsettled++;
 		}
-		for (let start = 0; start < candidates.length; start += REDISPATCH_BATCH) {
+		for (const entry of candidates) {
 			if (superseded()) return stop();
-			const batch = candidates.slice(start, start + REDISPATCH_BATCH);
-			const current = await currentState.call(
+			if (run.redispatched + run.failed >= MAX_REDISPATCHES_PER_RUN) {
+				run.unfinished = true;
+				return run;
+			}
+			const outcome = await redispatchOne.call(
 				this,
 				run,
 				subscriptionId,
-				new Set(batch.map((e) => e.id)),
+				entry,
 				places,
+				asked,
+				done,
+				readAt,
 			);
 			if (run.unfinished) return run;
-			await redispatchBatch.call(this, run, subscriptionId, batch, current, asked, done);
-			if (run.unfinished) return run;
+			// another run (another process's, or a person's redispatch) is going through these
+			// entries: going on beside it would sooner or later ask for an entry it is asking for
+			if (outcome === 'taken') {
+				run.yielded = true;
+				return run;
+			}
 		}
 		if (unsettled === 0 || pass === PASSES) break;
+		pass++;
 		await clock().sleep(SETTLE_MS);
 	}
 	return run;

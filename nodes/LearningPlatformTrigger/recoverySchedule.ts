@@ -75,7 +75,7 @@ function scopeOf(this: Context): string {
 }
 
 function logRun(this: Context, why: string, run: RecoveryRun): void {
-	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
+	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
 	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
 		workflowId: this.getWorkflow().id,
 	});
@@ -160,7 +160,8 @@ async function runOnce(
 		const superseded = () => mark !== undefined && supersededRun(scope, mark);
 		const asked = redispatchesOf(scope, subscriptionId);
 		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded, asked);
-		if (run.unfinished) unfinished.add(scope);
+		// a run that gave way to another is judged again by the next, however the newest page looks
+		if (run.unfinished || run.yielded) unfinished.add(scope);
 		else unfinished.delete(scope);
 		logRun.call(this, why, run);
 	} catch (error) {
@@ -257,12 +258,15 @@ export function recoverAfterActivation(
  * schedule: a run when one is due (none started by any process for RESCAN_INTERVAL_MS), or when
  * it is the first run here since this process started and no process has started one since (n8n
  * 2.x calls no trigger method at start-up, so deliveries missed while n8n was down are found here;
- * processes restarted together leave it to whichever got a delivery first).
+ * processes restarted together leave it to whichever got a delivery first). Never from a
+ * `redispatch` (a delivery with a `delivery_id`): a run in another process is sending it, and may
+ * not have been learnt of here yet; a second run would ask for the same entries.
  */
 export function recoverFromDelivery(
 	this: IWebhookFunctions,
 	staticData: IDataObject,
 	subscriptionId: number,
+	redispatch: boolean,
 ): void {
 	const scope = scopeOf.call(this);
 	const now = clock().now();
@@ -271,6 +275,7 @@ export function recoverFromDelivery(
 	// this process has
 	if (newest > Number(staticData[SCANNED_AT] ?? -Infinity)) staticData[SCANNED_AT] = newest;
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
+	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);
 	const due = !ranEver || now - newest >= RESCAN_INTERVAL_MS;
 	const startedSinceProcessStart = ranEver && newest >= processStartedAt;

@@ -10,10 +10,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { useClock } from '../../nodes/shared/transport/clock';
 import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
-import {
-	recoverMissedDeliveries,
-	REDISPATCH_BATCH,
-} from '../../nodes/LearningPlatformTrigger/recoveryRun';
+import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
 import type { Redispatches } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
 import {
 	noteRecoveryMark,
@@ -34,6 +31,8 @@ import {
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
 const RECOVER = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: true } };
+/** redispatches a run makes before it learns of a later run in another process */
+const BEFORE_SUPERSEDED = 3;
 const KEEP = { event: COMPLETION_CREATED, options: { keepSubscriptionWhileInactive: true } };
 
 jest.setTimeout(60_000);
@@ -128,24 +127,24 @@ describe('a recovery run', () => {
 			expect(r.status).toBe(200);
 	});
 
-	test('a run superseded by a later one in another process stops before its next batch; the later one redispatches the rest, each once', async () => {
+	test('a run superseded by a later one in another process stops before its next redispatch; the later one redispatches the rest, each once', async () => {
 		const { staticData, subscriptionId } = await subscribed('recover-superseded');
-		for (let i = 0; i < REDISPATCH_BATCH + 2; i++) await missedDelivery(subscriptionId);
+		for (let i = 0; i < BEFORE_SUPERSEDED + 2; i++) await missedDelivery(subscriptionId);
 		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-superseded'));
 
 		await withAheadClock(async (time) => {
 			time.offset = SETTLE_MS + 1_000;
-			// asked before the pass and before each batch: the later run is learnt after batch 1
+			// asked before the pass and before each redispatch: the later run is learnt after 3
 			let asked = 0;
 			const earlierMemory: Redispatches = new Map();
 			const earlier = await recoverMissedDeliveries.call(
 				context,
 				subscriptionId,
-				() => ++asked > 2,
+				() => ++asked > 1 + BEFORE_SUPERSEDED,
 				earlierMemory,
 			);
-			expect(earlier).toMatchObject({ redispatched: REDISPATCH_BATCH, superseded: true });
-			await redispatchesLogged(subscriptionId, REDISPATCH_BATCH + 2 + REDISPATCH_BATCH);
+			expect(earlier).toMatchObject({ redispatched: BEFORE_SUPERSEDED, superseded: true });
+			await redispatchesLogged(subscriptionId, BEFORE_SUPERSEDED + 2 + BEFORE_SUPERSEDED);
 			// the later process knows of the earlier's redispatches from the platform's marks; where
 			// the platform leaves its entries untouched, only from the memory deliveries carry
 			const later = await recoverMissedDeliveries.call(
@@ -158,14 +157,62 @@ describe('a recovery run', () => {
 		});
 
 		const originals = (await t.sandbox.control.deliveries({ subscriptionId }))
-			.slice(0, REDISPATCH_BATCH + 2)
+			.slice(0, BEFORE_SUPERSEDED + 2)
 			.map((d) => d.log_id);
 		const asked = await askedEntries(subscriptionId);
 		expect(new Set(asked).size).toBe(asked.length); // no entry asked for twice
-		expect(asked.filter((id) => originals.includes(id))).toHaveLength(REDISPATCH_BATCH + 2);
+		expect(asked.filter((id) => originals.includes(id))).toHaveLength(BEFORE_SUPERSEDED + 2);
 		if (entryShowsRedispatch)
 			for (const entry of (await logOf(subscriptionId)).filter((e) => originals.includes(e.id)))
 				expect(entry).toMatchObject({ redispatched: true });
+	});
+
+	test('a run that finds an entry redispatched by another run since it read the log stops there, asking for none; the other covers the rest, each once', async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-taken');
+		for (let i = 0; i < 4; i++) await missedDelivery(subscriptionId);
+		const originals = (await t.sandbox.control.deliveries({ subscriptionId })).map((d) => d.log_id);
+		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-taken'));
+		const ahead = SETTLE_MS + 1_000;
+		const otherMemory: Redispatches = new Map();
+		const memory: Redispatches = new Map();
+		resetRecoveryState();
+		let offset = ahead;
+		let otherRan = false;
+		const restore = useClock({
+			now: () => Date.now() + offset,
+			// the run's first wait comes after its read of the log, before its first look at the oldest
+			// entry: there another process's run redispatches it (and, where the platform leaves the
+			// entry untouched, a delivery tells this process so through the static data)
+			sleep: async (ms) => {
+				if (!otherRan) {
+					otherRan = true;
+					const oldest = originals[0];
+					expect((await t.api('POST', `/${subscriptionId}/logs/${oldest}/redispatch`)).status).toBe(
+						200,
+					);
+					otherMemory.set(oldest, { tries: 1, at: Date.now() + offset });
+					if (!entryShowsRedispatch) memory.set(oldest, { tries: 1, at: Date.now() + offset });
+				}
+				offset += ms;
+			},
+		});
+		try {
+			const run = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
+			expect(otherRan).toBe(true);
+			expect(run).toMatchObject({ redispatched: 0, failed: 0, yielded: true });
+			// the other run goes on with the rest
+			const other = await recoverMissedDeliveries.call(
+				context,
+				subscriptionId,
+				undefined,
+				otherMemory,
+			);
+			expect(other).toMatchObject({ redispatched: originals.length - 1, failed: 0 });
+		} finally {
+			restore();
+		}
+		const asked = await askedEntries(subscriptionId);
+		expect([...asked].sort()).toEqual([...originals].sort()); // each once, none left
 	});
 
 	test('an entry the platform may still be retrying waits until it settles, then goes', async () => {

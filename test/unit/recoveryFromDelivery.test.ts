@@ -40,7 +40,11 @@ function startProcess(startGate?: Promise<void>) {
 	} as unknown as IWebhookFunctions;
 	return {
 		logs,
-		deliver: (staticData: IDataObject) => recovery.recoverFromDelivery.call(context, staticData, 7),
+		deliver: (staticData: IDataObject) =>
+			recovery.recoverFromDelivery.call(context, staticData, 7, false),
+		/** a delivery carrying a `delivery_id`: a redispatch some run asked for */
+		redispatched: (staticData: IDataObject) =>
+			recovery.recoverFromDelivery.call(context, staticData, 7, true),
 		/** a delivery this process recognised as a repeat: n8n loaded `staticData` for it */
 		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark.call(context, staticData, 7),
 	};
@@ -85,6 +89,31 @@ test('processes restarted together: the first delivery to reach one starts the r
 	expect(a.logs.some((m) => m.includes('could not recover missed deliveries'))).toBe(true);
 	await microtasksDrained();
 	expect(b.logs).toEqual([]);
+});
+
+test("a redispatch reaching a process before it learnt of the run that asked for it starts no second run; the process's next ordinary delivery does", async () => {
+	const beforeOutage = { [SCANNED_AT]: Date.now() - 60_000 };
+	const a = startProcess();
+	const b = startProcess();
+	await tick();
+	a.deliver(structuredClone(beforeOutage));
+
+	// B loaded the static data before A's save: only the delivery itself tells of A's run
+	const loadedByB = structuredClone(beforeOutage);
+	b.redispatched(loadedByB);
+	expect(loadedByB[SCANNED_AT]).toBe(beforeOutage[SCANNED_AT]);
+	await microtasksDrained();
+	expect(b.logs).toEqual([]);
+
+	// an ordinary delivery, still without A's mark: B's first run since it started
+	const next = structuredClone(beforeOutage);
+	b.deliver(next);
+	expect(next[SCANNED_AT]).toBeGreaterThan(beforeOutage[SCANNED_AT]);
+	await runsEnded(b.logs);
+	expect(b.logs[0]).toBe(
+		'Learning Platform Trigger: looking for missed deliveries (found from a delivery)',
+	);
+	await runsEnded(a.logs);
 });
 
 test('a process started after the last run starts one on its first delivery, then not again', async () => {
