@@ -143,34 +143,29 @@ async function readLog(
 }
 
 /**
- * The current state of `ids`, read again where the run found them: what another run (in another
- * process) redispatched meanwhile shows as changed. Listed oldest first, an entry stays on its
- * page; newest first, later entries push it onto a later page, so the reading goes on from its
- * page until all are seen: one or two pages, however deep in the log.
+ * The entry `id` as the log shows it now, read again where the run found it: what another run (in
+ * another process) redispatched meanwhile shows as changed. Listed oldest first, an entry stays
+ * on its page; newest first, later entries push it onto a later page, so the reading goes on from
+ * its page until it is seen: one or two pages, however deep in the log.
  */
-async function currentState(
+async function currentEntry(
 	this: Context,
 	run: RecoveryRun,
 	subscriptionId: number,
-	ids: Set<number>,
+	id: number,
 	places: LogPlaces,
-): Promise<Map<number, DeliveryLogEntry>> {
-	const found = new Map<number, DeliveryLogEntry>();
-	const look = (page: ListPage) => {
-		for (const entry of entriesOf(page)) if (ids.has(entry.id)) found.set(entry.id, entry);
-		return found.size === ids.size;
-	};
-	const pages = [...ids].map((id) => places.pageOf.get(id) ?? 1);
+): Promise<DeliveryLogEntry | undefined> {
+	const find = (page: ListPage) => entriesOf(page).find((entry) => entry.id === id);
+	const first = places.pageOf.get(id) ?? 1;
 	if (places.oldestFirst) {
-		for (const number of [...new Set(pages)].sort((a, b) => a - b)) {
-			const page = await readPage.call(this, run, subscriptionId, number);
-			if (page === undefined || look(page)) break;
-		}
-		return found;
+		const page = await readPage.call(this, run, subscriptionId, first);
+		return page === undefined ? undefined : find(page);
 	}
-	await followPages(Math.min(...pages), async (number: number) => {
+	let found: DeliveryLogEntry | undefined;
+	await followPages(first, async (number: number) => {
 		const page = await readPage.call(this, run, subscriptionId, number);
-		return page === undefined || look(page) ? undefined : page.nextPage;
+		found = page === undefined ? undefined : find(page);
+		return page === undefined || found !== undefined ? undefined : page.nextPage;
 	});
 	return found;
 }
@@ -183,6 +178,25 @@ async function currentState(
  * process asked for it.
  */
 type Outcome = 'asked' | 'left' | 'taken';
+
+/**
+ * Whether `seen` (as the run read the log at `readAt`) is still to be asked for, read again as
+ * `latest`, with what this process knows was asked for it (`learnt`): undefined when it is.
+ */
+function outcomeBeforeAsking(
+	seen: DeliveryLogEntry,
+	latest: DeliveryLogEntry | undefined,
+	learnt: { tries: number; at: number } | undefined,
+	readAt: number,
+	now: number,
+): Exclude<Outcome, 'asked'> | undefined {
+	// a change without a redispatch is the platform's own late retry, not another run
+	if (latest !== undefined && !untouchedSince(seen, latest) && latest.redispatched === true)
+		return 'taken';
+	if (learnt !== undefined && learnt.at >= readAt) return 'taken';
+	if (verdictOf(latest ?? seen, now, learnt) !== 'redispatch') return 'left';
+	return undefined;
+}
 
 /**
  * Has the platform redispatch `entry` unless, read again just before (its page, at once before the
@@ -204,19 +218,11 @@ async function redispatchOne(
 	// two runs started at the same moment would otherwise look at each entry together, each
 	// before the other's redispatch shows
 	await clock().sleep(Math.floor(Math.random() * CHECK_JITTER_MS));
-	const current = await currentState.call(this, run, subscriptionId, new Set([entry.id]), places);
+	const latest = await currentEntry.call(this, run, subscriptionId, entry.id, places);
 	const now = clock().now();
-	const latest = current.get(entry.id);
-	const learnt = asked.get(entry.id);
-	// changed without a redispatch: the platform retried it after all
-	const outcome: Outcome | undefined =
-		latest !== undefined && !untouchedSince(entry, latest) && latest.redispatched === true
-			? 'taken'
-			: learnt !== undefined && learnt.at >= readAt
-				? 'taken'
-				: run.unfinished || verdictOf(latest ?? entry, now, learnt) !== 'redispatch'
-					? 'left'
-					: undefined;
+	const outcome = run.unfinished
+		? 'left'
+		: outcomeBeforeAsking(entry, latest, asked.get(entry.id), readAt, now);
 	if (outcome !== undefined) {
 		run.requests--; // the redispatch's turn went unused
 		return outcome;
@@ -258,7 +264,7 @@ export async function recoverMissedDeliveries(
 		return run;
 	};
 	const done = new Set<number>();
-	for (let pass = 1; ; ) {
+	for (let pass = 1; pass <= PASSES; pass++) {
 		if (superseded()) return stop();
 		const places: LogPlaces = { pageOf: new Map(), oldestFirst: false };
 		const readAt = clock().now();
@@ -300,7 +306,6 @@ export async function recoverMissedDeliveries(
 			}
 		}
 		if (unsettled === 0 || pass === PASSES) break;
-		pass++;
 		await clock().sleep(SETTLE_MS);
 	}
 	return run;

@@ -175,11 +175,10 @@ describe('a recovery run', () => {
 		);
 		expect(originals).toHaveLength(4);
 		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-taken'));
-		const ahead = SETTLE_MS + 1_000;
 		const otherMemory: Redispatches = new Map();
 		const memory: Redispatches = new Map();
 		resetRecoveryState();
-		let offset = ahead;
+		let offset = SETTLE_MS + 1_000;
 		let otherRan = false;
 		const restore = useClock({
 			now: () => Date.now() + offset,
