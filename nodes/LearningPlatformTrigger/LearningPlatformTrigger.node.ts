@@ -24,6 +24,7 @@ import {
 	stopRecovering,
 } from './recoverySchedule';
 import { verifyDelivery, type VerificationFailure } from './signature';
+import { keepChangedUntilAnswered } from './staticDataSave';
 import {
 	createSubscription,
 	deleteSubscription,
@@ -347,6 +348,8 @@ export class LearningPlatformTrigger implements INodeType {
 				typeof delivery.delivery_id === 'string' && delivery.delivery_id !== '',
 			);
 
+		// n8n 2.x would otherwise save none of what this delivery wrote (staticDataSave.ts)
+		keepChangedUntilAnswered(staticData, this.getResponseObject());
 		// The delivery as sent: event, payload (timestamps untouched), now, delivery_id, api_version.
 		return {
 			webhookResponse: { received: true, passedOn: true },

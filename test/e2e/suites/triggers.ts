@@ -2,7 +2,7 @@
 // the sandbox; a simulated completion is delivered, signed, through the TLS front and starts an
 // execution with the payload; a tampered body or a wrong token starts none, nor does a platform
 // retry of an accepted delivery (identical bytes after a time-out); restarting n8n creates
-// no duplicate; deactivation deletes the subscription. The polling trigger across a restart and an
+// no duplicate and forgets no delivery that started an execution; deactivation deletes the subscription. The polling trigger across a restart and an
 // outage of n8n is recipes.test.ts's polling recipe (each completion appended exactly once), and in
 // queue mode queue.test.ts.
 import { createHmac } from 'node:crypto';
@@ -258,18 +258,41 @@ export function triggersSuite(ctx: StackContext): void {
 				expect((await hookExecutions()).length).toBe(before + 2);
 			});
 
-			test('restarting n8n creates no duplicate subscription and deliveries still arrive', async () => {
+			test('restarting n8n creates no duplicate subscription, forgets no delivery that ran, and deliveries still arrive', async () => {
+				const control = ctx.stack.sandbox!.control;
+				// The newest delivery started an execution and none came after it: only n8n's save after
+				// that execution can have stored it (n8n 2.x dropped that save: issue 32).
+				const newest = (await control.deliveries({ username: hookUser().username }))
+					.filter((d) => d.status_code === 200 && d.response?.includes('"passedOn":true'))
+					.sort((a, b) => a.id - b.id)
+					.at(-1);
+				expect(newest).toBeDefined();
 				const before = await live(hookUser().username);
 				await ctx.stack.main.restart();
 				await ctx.client.waitForPublication(hookWorkflowId, 'published');
 				const after = await live(hookUser().username);
 				expect(after.map((s) => s.id)).toEqual(before.map((s) => s.id));
-				expect(await ctx.stack.sandbox!.control.subscriptions(hookUser().username)).toHaveLength(1);
+				expect(await control.subscriptions(hookUser().username)).toHaveLength(1);
 
 				const count = (await hookExecutions()).length;
-				await ctx.stack.sandbox!.control.simulateCompletion({ userId: learner[1], contentId: 105 });
+				// the platform sends it again (its retry after a lost answer): known from what n8n stored
+				const headers = { ...(newest!.headers ?? {}) } as Record<string, string>;
+				delete headers['content-length'];
+				const again = await postThroughFront(
+					expectedUrl(),
+					ctx.stack.certificates.caCertPem,
+					String(newest!.body),
+					headers,
+				);
+				expect({ status: again.status, body: JSON.parse(again.body) as unknown }).toEqual({
+					status: 200,
+					body: { received: true, passedOn: false, repeated: true },
+				});
+
+				await control.simulateCompletion({ userId: learner[1], contentId: 105 });
 				const executions = await ctx.client.waitForExecutions(hookWorkflowId, count + 1, 60_000);
 				expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
+				expect((await hookExecutions()).length).toBe(count + 1);
 			});
 
 			// (that a deleted subscription receives nothing is the sandbox's contract, tested there)
