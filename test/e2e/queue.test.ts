@@ -252,6 +252,8 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 						status: d.status_code,
 						error: d.error,
 						ms: d.response_time_ms,
+						// n8n's answer: `passedOn` (an execution was created) or `repeated`
+						answer: d.response?.slice(0, 80),
 					})),
 			);
 		const executions = await waitFinished(hookWorkflow, 3, 120_000)
