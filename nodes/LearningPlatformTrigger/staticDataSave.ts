@@ -41,14 +41,13 @@ async function remarkWhileUnsaved(): Promise<void> {
 	remarking = true;
 	try {
 		while (unsaved.size > 0) {
-			// the first turn comes after n8n's reset: that happens before n8n's first wait for I/O
-			await sleep(0);
+			// a timer's turn comes after n8n's reset, which happens before n8n's first wait for I/O
+			await sleep(REMARK_INTERVAL_MS);
 			const now = Date.now();
 			for (const entry of unsaved) {
 				if (entry.response.writableEnded || now > entry.until) unsaved.delete(entry);
 				else markChanged(entry.staticData);
 			}
-			if (unsaved.size > 0) await sleep(REMARK_INTERVAL_MS);
 		}
 	} finally {
 		remarking = false;

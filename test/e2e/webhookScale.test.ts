@@ -48,7 +48,8 @@ import {
 	type SandboxUser,
 	type WebhookRouting,
 } from '../../scripts/n8n';
-import { DEFAULT_CONFIG } from '../../sandbox/store';
+import { DEFAULT_CONFIG, type SandboxConfig } from '../../sandbox/store';
+import { readings as platformReadings } from '../trigger/readings.json';
 import {
 	demoData,
 	landed,
@@ -88,12 +89,10 @@ const DEFAULT_SWITCHES = {
 };
 const SWITCHES = {
 	defaults: DEFAULT_SWITCHES,
-	everyOther: {
-		deliveryLog: 'perAttempt',
-		logOrder: 'oldestFirst',
-		redispatchEntry: 'untouched',
-		redispatchPayload: 'current',
-	},
+	// JSON's strings, which the sandbox checks when they are set
+	everyOther: platformReadings[
+		'per-attempt-oldest-first-untouched-current'
+	] as Partial<SandboxConfig>,
 } as const;
 /** d: how long n8n is off over a weekend, on its clock and the platform's (moved, not waited for) */
 const WHILE_PUBLISHING = 30;
