@@ -256,7 +256,19 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 						answer: d.response?.slice(0, 80),
 					})),
 			);
-		const executions = await waitFinished(hookWorkflow, 3, 120_000)
+		// Judged by what n8n stored: in queue mode n8n 2.40.7's main process can miss the end of a fast
+		// execution it enqueued (Bull's job completes and is removed before the main asks whether it
+		// finished), keeps it "running" in memory, and its API's list leaves it out; PostgreSQL holds
+		// it finished (docs/scaling.md, "An execution n8n still shows running").
+		const stored = await waitFor(
+			async () => {
+				const rows = await storedFinishedExecutions(hookWorkflow);
+				return rows.length >= 3 && rows;
+			},
+			120_000,
+			'3 finished executions of the webhook workflow in PostgreSQL',
+			1000,
+		)
 			.catch(async (error) => {
 				// what the platform saw of each attempt and what the main process said of it, so that a
 				// missing execution says why
@@ -279,9 +291,18 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const deliveries = (await control().deliveries({ username: user.username })).filter(
 			(d) => d.subscription_id === subscriptions[0].id,
 		);
-		log(`queue webhook trigger: ${executions.length} executions; attempts: ${await attempts()}`);
+		const executions = await Promise.all(stored.map((row) => stack.client.getExecution(row.id)));
+		const listed = new Set((await executionsOf(hookWorkflow)).map((e) => String(e.id)));
+		const hidden = stored.filter((row) => !listed.has(row.id)).map((row) => row.id);
+		log(
+			`queue webhook trigger: ${stored.length} executions stored${hidden.length ? `, ${hidden.join(', ')} still left out of n8n's list (n8n's race, above)` : ''}; attempts: ${await attempts()}`,
+		);
 		expect(summary(executions.filter((e) => e.status !== 'success'))).toBe('');
-		expect(executions).toHaveLength(3);
+		expect(stored.map((row) => `${row.mode}:${row.status}`)).toEqual([
+			'webhook:success',
+			'webhook:success',
+			'webhook:success',
+		]);
 		// each of the 3 deliveries answered 2xx once (earlier attempts of it may have failed)
 		const answered = deliveries.filter((d) => d.status_code === 200);
 		expect(new Set(answered.map((d) => d.delivery_ref)).size).toBe(3);
@@ -293,14 +314,14 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		);
 		expect(ranOn).not.toContain('main?');
 		expect(stack.main.logLines(/Worker started execution/)).toEqual([]);
-		const withData = await stack.client.getExecution(String(executions[0].id));
-		expect(nodeOutput(withData, 'Completion')[0]).toMatchObject({
+		expect(nodeOutput(executions[0], 'Completion')[0]).toMatchObject({
 			event: 'Events\\Courses\\Completion_created',
 		});
 		report.webhookTrigger = {
 			attempts: deliveries.length,
 			failedAttempts: deliveries.length - answered.length,
 			executions: executions.length,
+			leftOutOfN8nList: hidden.length,
 			ranOn,
 		};
 
@@ -309,6 +330,22 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 			(await control().subscriptions(user.username)).filter((s) => !s.deleted_at),
 		).toHaveLength(0);
 	});
+
+	/** The workflow's ended executions as PostgreSQL holds them, oldest first. */
+	async function storedFinishedExecutions(
+		workflowId: string,
+	): Promise<Array<{ id: string; status: string; mode: string }>> {
+		const rows = await stack.postgres.sql(
+			`SELECT id, status, mode FROM execution_entity WHERE "workflowId" = '${workflowId}' AND "stoppedAt" IS NOT NULL ORDER BY id;`,
+		);
+		return rows
+			.split('\n')
+			.filter(Boolean)
+			.map((line) => {
+				const [id, status, mode] = line.split('|');
+				return { id, status, mode };
+			});
+	}
 
 	/** How many UPDATEs of the credential's row the slow store has seen (counted as they start). */
 	async function credentialUpdates(credentialId: string): Promise<number> {

@@ -38,8 +38,8 @@ export function errorsSuite(ctx: StackContext): void {
 			parameters,
 		});
 
-		/** Imports, activates and calls a webhook-started workflow; returns its stored execution. */
-		async function runToFailure(key: string, nodes: NodeSpec[]): Promise<ExecutionSummary> {
+		/** A webhook-started workflow that runs `nodes` in a row, and the path that starts it. */
+		function failingWorkflow(key: string, nodes: NodeSpec[]) {
 			const id = uniqueId(`err${key}`);
 			const path = `errors-${id.toLowerCase()}`;
 			const start = {
@@ -52,9 +52,15 @@ export function errorsSuite(ctx: StackContext): void {
 				edges.push([previous, node.name]);
 				previous = node.name;
 			}
-			await ctx.stack.host.importWorkflows([
-				graphWorkflow(id, `e2e errors: ${key}`, [start, ...nodes], edges),
-			]);
+			return {
+				id,
+				path,
+				workflow: graphWorkflow(id, `e2e errors: ${key}`, [start, ...nodes], edges),
+			};
+		}
+
+		/** Activates and calls an imported webhook-started workflow; returns its stored execution. */
+		async function runToFailure(id: string, path: string): Promise<ExecutionSummary> {
 			await ctx.client.activate(id);
 			const response = await fetch(`${ctx.stack.main.url}/webhook/${path}`, {
 				method: 'POST',
@@ -127,11 +133,14 @@ export function errorsSuite(ctx: StackContext): void {
 				],
 				refused: [action('Events', creds.dead, { resource: 'webhook', operation: 'getEvents' })],
 			};
+			const workflows = Object.entries(cases).map(
+				([key, nodes]) => [key, failingWorkflow(key, nodes)] as const,
+			);
+			// one CLI import for all: several `n8n import:workflow` at once lock n8n's SQLite (SQLITE_BUSY)
+			await ctx.stack.host.importWorkflows(workflows.map(([, w]) => w.workflow));
 			try {
 				const executions = await Promise.all(
-					Object.entries(cases).map(
-						async ([key, nodes]) => [key, await runToFailure(key, nodes)] as const,
-					),
+					workflows.map(async ([key, w]) => [key, await runToFailure(w.id, w.path)] as const),
 				);
 				for (const [key, execution] of executions) {
 					expect({ key, status: execution.status }).toEqual({ key, status: 'error' });
