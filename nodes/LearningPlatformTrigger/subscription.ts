@@ -198,7 +198,7 @@ export async function createSubscription(
 	this: IHookFunctions,
 	webhookUrl: string,
 	event: string,
-	{ test = false }: { test?: boolean } = {},
+	{ test = false, freePlaces }: { test?: boolean; freePlaces?: FreePlaces } = {},
 ): Promise<void> {
 	assertHttpsWebhookUrl.call(this, webhookUrl);
 	const staticData = this.getWorkflowStaticData('node');
@@ -216,7 +216,7 @@ export async function createSubscription(
 
 	const subscriptionId =
 		(test ? undefined : await movedInPlace.call(this, previous, event, webhookUrl, secrets)) ??
-		(await registerOrAdopt.call(this, event, webhookUrl, secrets));
+		(await registerOrAdopt.call(this, event, webhookUrl, secrets, freePlaces));
 
 	storeSubscription(staticData, {
 		subscriptionId,
@@ -265,15 +265,19 @@ async function movedInPlace(
 	}
 }
 
+/** Frees places under the API key's cap if it can (subscriptions waiting to be deleted); true if it did. */
+export type FreePlaces = () => Promise<boolean>;
+
 /**
  * POSTs the subscription; a 422 for a pair that exists already adopts it (PATCH with `secrets`).
- * Returns the subscription's id.
+ * At the cap, tries once more after `freePlaces` freed some. Returns the subscription's id.
  */
 async function registerOrAdopt(
 	this: IHookFunctions,
 	event: string,
 	webhookUrl: string,
 	secrets: IDataObject,
+	freePlaces?: FreePlaces,
 ): Promise<number> {
 	let subscriptionId: number | undefined;
 	try {
@@ -291,6 +295,8 @@ async function registerOrAdopt(
 			await apiRequest.call(this, 'PATCH', 'webhook', `/${match.id}`, { body: secrets });
 			subscriptionId = match.id;
 		} else if (total >= SUBSCRIPTION_CAP || rejectionOf(error) === 'capReached') {
+			if (freePlaces !== undefined && (await freePlaces()))
+				return await registerOrAdopt.call(this, event, webhookUrl, secrets);
 			throw operationFailure(this.getNode(), subscriptionCapReached(SUBSCRIPTION_CAP));
 		} else {
 			throw asNodeError.call(this, error);
@@ -318,12 +324,25 @@ export async function deleteSubscription(
 		clearStoredSubscription(staticData);
 		return true;
 	}
+	return await deleteSubscriptionById.call(this, subscriptionId);
+}
+
+/**
+ * Deletes subscription `subscriptionId` (a 404 means it is already gone) and forgets it if static
+ * data still holds it; false when the platform could not be asked.
+ */
+export async function deleteSubscriptionById(
+	this: IHookFunctions,
+	subscriptionId: number,
+): Promise<boolean> {
 	try {
 		await apiRequest.call(this, 'DELETE', 'webhook', `/${subscriptionId}`);
 	} catch (error) {
 		if (statusOf(error) !== 404) return false;
 	}
-	clearStoredSubscription(staticData);
+	const staticData = this.getWorkflowStaticData('node');
+	if (readStoredSubscription(staticData).subscriptionId === subscriptionId)
+		clearStoredSubscription(staticData);
 	return true;
 }
 

@@ -20,12 +20,14 @@
 // c. Every n8n process stopped while completions happen and the platform's retries run out, then
 //    started again on the same database: one execution each, for that workflow and for a second
 //    one whose trigger keeps every default (missed deliveries are recovered by default).
-// c2. Three edits of the workflow whose trigger keeps every default published while 30
-//    completions arrive (issue 36): a step after the trigger moved, the trigger moved, its note
-//    changed. n8n 2.x re-registers a trigger only when what it registers changed (its parameters,
-//    credentials, type, version or webhook id), so none of these touches the subscription: one
-//    execution each in both workflows, the same live subscriptions. (An edit of the trigger's
-//    parameters does re-create it at defaults: README, "What can go wrong".)
+// c2. Four edits of the workflow whose trigger keeps every default published while 30
+//    completions arrive (issues 36 and 32): a step after the trigger moved, the trigger moved, its
+//    note changed, one of its options set (to its default value). n8n 2.x re-registers a trigger
+//    only when what it registers changed (its parameters, credentials, type, version or webhook
+//    id): the first three leave it alone; the fourth calls its `delete` and at once its
+//    `checkExists`, and the trigger keeps the subscription through (it retires one only when no
+//    activation follows within 10 s). One execution each in both workflows, the same live
+//    subscriptions.
 // d. Every n8n process off over a weekend (72 hours, the clocks of n8n and the platform moved on,
 //    not waited for) while 5 completions fail: each runs once in both workflows, the one at its
 //    defaults included, and no completion of the parts before runs again (issues 32 and 36).
@@ -110,12 +112,25 @@ const moved =
 		const [x, y] = (node.position as [number, number] | undefined) ?? [0, 0];
 		node.position = [x + 40, y + 20];
 	};
-/** What #36 published while completions arrived; none changes what the trigger registers. */
+/**
+ * What #36 published while completions arrived (none changes what the trigger registers), and an
+ * edit of the trigger's parameters (issue 32 item 4), which n8n re-registers: its `delete`, then
+ * its `checkExists`.
+ */
 const PUBLISHED_EDITS: WorkflowEdit[] = [
 	moved('Done'),
 	moved(TRIGGER),
 	(workflow) => {
 		nodeNamed(workflow, TRIGGER).notes = 'edited while completions arrive';
+	},
+	(workflow) => {
+		const trigger = nodeNamed(workflow, TRIGGER);
+		const parameters = trigger.parameters as { options?: Record<string, unknown> };
+		// set to its default value: the trigger still keeps every default
+		trigger.parameters = {
+			...parameters,
+			options: { ...parameters.options, ignoreRepeatedDeliveries: true },
+		};
 	},
 ];
 const WEEKEND_MS = 72 * 60 * 60_000;
@@ -649,7 +664,7 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		}
 	}
 
-	test(`c2. ${PUBLISHED_EDITS.length} edits of the workflow at its defaults published while ${WHILE_PUBLISHING} completions arrive (a step after the trigger moved, the trigger moved, the trigger's note changed): one execution per completion in both workflows, the same subscriptions`, async () => {
+	test(`c2. ${PUBLISHED_EDITS.length} edits of the workflow at its defaults published while ${WHILE_PUBLISHING} completions arrive (a step after the trigger moved, the trigger moved, the trigger's note changed, a trigger option set): one execution per completion in both workflows, the same subscriptions`, async () => {
 		await control().setConfig({
 			deliveryMaxAttempts: 3,
 			deliveryBackoffMs: 5_000,

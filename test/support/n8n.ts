@@ -228,6 +228,8 @@ export interface RunContextOptions {
 	webhookBaseUrl?: string;
 	nodeName?: string;
 	continueOnFail?: boolean;
+	/** Distinct workflows have distinct ids (what the trigger keeps per process is keyed by it). */
+	workflowId?: string;
 }
 
 function buildWorkflow(nodeType: INodeType, options: RunContextOptions) {
@@ -250,7 +252,7 @@ function buildWorkflow(nodeType: INodeType, options: RunContextOptions) {
 		};
 	}
 	const workflow = new Workflow({
-		id: 'workflow-under-test',
+		id: options.workflowId ?? 'workflow-under-test',
 		name: 'Workflow under test',
 		nodes: [node],
 		connections: {},
@@ -406,8 +408,9 @@ function buildHookContext(nodeType: INodeType, options: HookRunOptions) {
 		workflow,
 		node,
 		additionalData,
-		options.mode ?? 'trigger',
-		options.activation ?? 'activate',
+		// n8n runs "Listen for test event" in mode `manual` (its TestWebhooks)
+		options.mode ?? (options.isTest ? 'manual' : 'trigger'),
+		options.activation ?? (options.isTest ? 'manual' : 'activate'),
 		webhookData,
 	);
 	return { context, workflow };

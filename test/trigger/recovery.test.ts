@@ -10,6 +10,7 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { useClock } from '../../nodes/shared/transport/clock';
 import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
+import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
 import type { Redispatches } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
 import {
@@ -43,7 +44,11 @@ let t: TriggerTestContext;
 beforeAll(async () => {
 	t = await setUpTriggerTests('recovery');
 });
-afterAll(async () => await t.close());
+afterAll(async () => {
+	// no deletion waiting for its grace period outlives the sandbox
+	await retireAllNow();
+	await t.close();
+});
 
 function options(staticData: IDataObject, parameters: IDataObject, path: string) {
 	return {
@@ -245,7 +250,7 @@ describe('deactivation', () => {
 			(s) => s.id === subscriptionId && s.deleted_at === null,
 		);
 
-	test('a trigger at its defaults removes its subscription, though it recovers missed deliveries', async () => {
+	test('a trigger at its defaults removes its subscription (once no activation followed within the grace period), though it recovers missed deliveries', async () => {
 		const { staticData, subscriptionId } = await subscribed('defaults-deactivate');
 		const atDefaults = { event: COMPLETION_CREATED };
 		const deleted = await runHook(
@@ -254,12 +259,14 @@ describe('deactivation', () => {
 			options(staticData, atDefaults, 'defaults-deactivate'),
 		);
 		expect(deleted.result).toBe(true);
+		await retireAllNow();
 		expect(await liveSubscription(subscriptionId)).toBeUndefined();
 	});
 
 	test('"Recover Missed Deliveries" turned on does not keep it: only "Keep Subscription While Inactive" does', async () => {
 		const { staticData, subscriptionId } = await subscribed('recover-deactivate');
 		await runHook(trigger, 'delete', options(staticData, RECOVER, 'recover-deactivate'));
+		await retireAllNow();
 		expect(await liveSubscription(subscriptionId)).toBeUndefined();
 	});
 

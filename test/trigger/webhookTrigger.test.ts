@@ -17,6 +17,7 @@ import {
 import { clock, useClock } from '../../nodes/shared/transport/clock';
 import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/ledgerText';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
 import type { DeliveryAttempt } from '../../sandbox';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
@@ -34,7 +35,11 @@ let t: TriggerTestContext;
 beforeAll(async () => {
 	t = await setUpTriggerTests('webhook');
 });
-afterAll(async () => await t.close());
+afterAll(async () => {
+	// no deletion waiting for its grace period outlives the sandbox
+	await retireAllNow();
+	await t.close();
+});
 
 interface Activation {
 	staticData: IDataObject;
@@ -42,7 +47,10 @@ interface Activation {
 	parameters: IDataObject;
 	webhookBaseUrl?: string;
 	isTest?: boolean;
+	workflowId: string;
 }
+
+let workflows = 0;
 
 function activation(overrides: Partial<Activation> = {}): Activation {
 	return {
@@ -51,6 +59,7 @@ function activation(overrides: Partial<Activation> = {}): Activation {
 		// recovery runs in the background and redispatches through the sandbox: its own tests are
 		// test/trigger/recovery.test.ts
 		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
+		workflowId: `workflow-${++workflows}`,
 		...overrides,
 	};
 }
@@ -62,6 +71,7 @@ async function hook(method: 'checkExists' | 'create' | 'delete', a: Activation) 
 		staticData: a.staticData,
 		webhookBaseUrl: a.webhookBaseUrl,
 		isTest: a.isTest,
+		workflowId: a.workflowId,
 	});
 }
 
@@ -92,6 +102,7 @@ async function deliver(
 		parameters,
 		credentials: a.credentials,
 		staticData: a.staticData,
+		workflowId: a.workflowId,
 		headers,
 		rawBody,
 		n8nAnswer,
@@ -286,23 +297,72 @@ describe('activation: create / checkExists / delete', () => {
 		await hook('delete', a);
 	});
 
-	test('delete removes the subscription and clears static data; a 404 on delete is fine', async () => {
+	test('delete retires the subscription after a grace period, static data keeping it meanwhile; a 404 then is fine', async () => {
 		const a = activation({ webhookBaseUrl: 'https://n8n.test/delete' });
 		await activate(a);
 		const kept = { ...stored(a) };
+		const live = async (id: unknown) =>
+			(await subscriptionsOf()).find((s) => s.id === id)!.deleted_at === null;
 
 		expect((await hook('delete', a)).result).toBe(true);
-		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
-		const subscription = (await subscriptionsOf()).find((s) => s.id === kept.subscriptionId)!;
-		expect(subscription.deleted_at).not.toBeNull();
+		// n8n saves this: an activation that follows at once (a published edit) finds it
+		expect(stored(a)).toEqual(kept);
+		expect(await live(kept.subscriptionId)).toBe(true);
+		await retireAllNow(); // the grace period passes with no activation: switched off
+		expect(await live(kept.subscriptionId)).toBe(false);
 
-		// the same data once more (a second deactivation, or deleted elsewhere first): 404, still fine
+		// the next activation finds it gone (404) and registers a new one
+		const renewed = await activate(a);
+		expect(renewed.subscriptionId).not.toBe(kept.subscriptionId);
+
+		// the old data once more (deleted elsewhere first): the retirement's 404 is fine
+		const current = { ...stored(a) };
 		a.staticData[NODE_KEY] = { ...kept };
 		expect((await hook('delete', a)).result).toBe(true);
-		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
+		await retireAllNow();
+		a.staticData[NODE_KEY] = current;
+		expect((await hook('delete', a)).result).toBe(true);
+		await retireAllNow();
+		expect(await live(renewed.subscriptionId)).toBe(false);
 
 		// nothing stored: nothing to do
+		a.staticData[NODE_KEY] = { secretSeed: current.secretSeed };
 		expect((await hook('delete', a)).result).toBe(true);
+	});
+
+	test('a published edit of the trigger (delete, then at once checkExists) keeps the subscription: the same id, never deleted', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/edit-published' });
+		const first = { ...(await activate(a)) };
+		await hook('delete', a);
+		// the edit: an option of the trigger changed (what the subscription holds did not)
+		a.parameters = {
+			...a.parameters,
+			options: { ...(a.parameters.options as IDataObject), maxDeliveryAgeMinutes: 60 },
+		};
+		const again = await activate(a);
+		expect(again.subscriptionId).toBe(first.subscriptionId);
+		await retireAllNow(); // nothing is waiting: the activation took it over
+		const live = (await subscriptionsOf()).filter(
+			(s) => s.deleted_at === null && s.url === first.url,
+		);
+		expect(live.map((s) => s.id)).toEqual([first.subscriptionId]);
+		await hook('delete', a);
+	});
+
+	test('a published edit that changes the event: the new subscription is registered, the old one deleted at once', async () => {
+		const a = activation({ webhookBaseUrl: 'https://n8n.test/event-changed' });
+		const first = { ...(await activate(a)) };
+		await hook('delete', a);
+		a.parameters = { ...a.parameters, event: 'Events\\Quiz\\Attempt_completed' };
+		const again = await activate(a);
+		expect(again.subscriptionId).not.toBe(first.subscriptionId);
+		const byId = new Map((await subscriptionsOf()).map((s) => [s.id, s]));
+		expect(byId.get(first.subscriptionId as number)!.deleted_at).not.toBeNull();
+		expect(byId.get(again.subscriptionId as number)).toMatchObject({
+			deleted_at: null,
+			event: 'Events\\Quiz\\Attempt_completed',
+		});
+		await hook('delete', a);
 	});
 
 	test('a non-https webhook URL fails before anything is sent, explaining WEBHOOK_URL', async () => {
@@ -348,10 +408,11 @@ describe('activation: create / checkExists / delete', () => {
 		expect(error.message).toMatch(/at most 100 webhook subscriptions per API key/);
 		expect(stored(a)).toEqual({ secretSeed: expect.any(String) }); // kept for good
 
-		// one deactivation frees a place
+		// one deactivation frees a place, at once when the place is needed (not after its grace)
 		await hook('delete', fillers[0]);
 		expect((await hook('create', a)).result).toBe(true);
 		for (const filler of [...fillers.slice(1), a]) await hook('delete', filler);
+		await retireAllNow();
 		expect((await subscriptionsOf(username)).filter((s) => s.deleted_at === null)).toHaveLength(0);
 	});
 
@@ -382,6 +443,7 @@ describe('a re-activation racing a delivery', () => {
 		await activate(a);
 		const before = JSON.parse(JSON.stringify(a.staticData)) as IDataObject; // what a delivery loaded
 		await hook('delete', a);
+		await retireAllNow(); // switched off, and on again later: a new subscription
 		const renewed = await activate(a);
 		// n8n saves the delivery's whole static data last: the old subscription's id comes back
 		for (const key of Object.keys(a.staticData)) delete a.staticData[key];

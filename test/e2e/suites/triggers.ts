@@ -295,11 +295,79 @@ export function triggersSuite(ctx: StackContext): void {
 				expect((await hookExecutions()).length).toBe(count + 1);
 			});
 
+			test('publishing an edit of the trigger itself (an option set) while completions arrive keeps its subscription; each completion runs once', async () => {
+				const control = ctx.stack.sandbox!.control;
+				const before = await live(hookUser().username);
+				const seen = new Set((await hookExecutions()).map((e) => String(e.id)));
+				// retries over seconds, as a platform's are: an attempt that reaches n8n between the
+				// trigger's teardown and its activation (404) is tried again
+				const retries = await control.getConfig();
+				await control.setConfig({ deliveryMaxAttempts: 5, deliveryBackoffMs: 2_000 });
+				const fired: number[] = [];
+				let published = false;
+				const fire = async (i: number) =>
+					fired.push(
+						(await control.simulateCompletion({ userId: learner[i % 3], contentId: 107 + (i % 4) }))
+							.completion.completionid,
+					);
+				// before, while and after n8n tears the trigger down and activates it again
+				const completions = (async () => {
+					for (let i = 0; i < 20 && !published; i++) {
+						await fire(i);
+						await new Promise((resolve) => setTimeout(resolve, 250));
+					}
+				})();
+				await ctx.client.publishEdit(hookWorkflowId, (workflow) => {
+					const node = workflow.nodes.find((n) => n.name === 'Completion created')!;
+					// "Ignore Repeated Deliveries" set to its default: n8n re-registers a trigger whose
+					// parameters changed (its delete, then its checkExists)
+					node.parameters = {
+						...(node.parameters as Record<string, unknown>),
+						options: { ignoreRepeatedDeliveries: true },
+					};
+				});
+				published = true;
+				await completions;
+				await fire(20);
+
+				const completionIds = async () =>
+					(await hookExecutions())
+						.filter((e) => !seen.has(String(e.id)) && e.stoppedAt)
+						.map((e) =>
+							e.status === 'success'
+								? (
+										nodeOutput(e, 'Completion created')[0].payload as {
+											completion: { id: number };
+										}
+									).completion.id
+								: `execution ${e.id}: ${e.status}`,
+						);
+				await waitFor(
+					async () => (await completionIds()).length >= fired.length,
+					120_000,
+					() => `${fired.length} executions`,
+					1000,
+				);
+				// retries of anything that failed during the publish had their time too
+				await new Promise((resolve) => setTimeout(resolve, 5_000));
+				expect((await completionIds()).sort()).toEqual([...fired].sort());
+				expect((await live(hookUser().username)).map((s) => s.id)).toEqual(before.map((s) => s.id));
+				await control.setConfig({
+					deliveryMaxAttempts: retries.deliveryMaxAttempts,
+					deliveryBackoffMs: retries.deliveryBackoffMs,
+				});
+			});
+
 			// (that a deleted subscription receives nothing is the sandbox's contract, tested there)
-			test('deactivation deletes the subscription', async () => {
+			test('deactivation deletes the subscription (once no activation followed: a grace of 10 s)', async () => {
 				const control = ctx.stack.sandbox!.control;
 				await ctx.client.deactivate(hookWorkflowId);
-				expect(await live(hookUser().username)).toHaveLength(0);
+				await waitFor(
+					async () => (await live(hookUser().username)).length === 0,
+					60_000,
+					'the subscription deleted after the grace period',
+					500,
+				);
 				const all = await control.subscriptions(hookUser().username);
 				expect(all).toHaveLength(1);
 				expect(all[0].deleted_at).toBeTruthy();

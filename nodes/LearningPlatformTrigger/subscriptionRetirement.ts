@@ -1,0 +1,82 @@
+// n8n calls a trigger's `delete` both when its workflow is switched off and when an edit of the
+// trigger is published, and tells it nothing of what follows. A publish calls `checkExists` (and
+// `create`) right after, in the same process: n8n 2.x's publication applier tears the changed
+// trigger down and then activates it; n8n 1.x removes the workflow and adds it again. Deleting the
+// subscription at once would leave the platform none for the time between, and a completion made
+// then would never be sent (nor logged, so never recovered). So the production subscription is
+// retired after a grace period, and an activation of the same trigger within it takes the
+// subscription over, or retires it at once if it uses another. docs/design.md, "Edits and moves".
+import { clock } from '../shared/transport';
+
+/** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
+export const RETIREMENT_GRACE_MS = 10_000;
+
+interface Retirement {
+	subscriptionId: number;
+	retire: () => Promise<void>;
+	grace: AbortController;
+}
+
+const pending = new Map<string, Retirement>();
+
+/**
+ * Runs `retire` (which deletes subscription `subscriptionId`) once the grace period has passed,
+ * unless an activation of the trigger `key` settles it first. A second retirement for the same
+ * trigger settles the first as an activation would.
+ */
+export function retireLater(
+	key: string,
+	subscriptionId: number,
+	retire: () => Promise<void>,
+): void {
+	const earlier = pending.get(key);
+	if (earlier !== undefined) void settle(key, earlier, subscriptionId);
+	const retirement: Retirement = { subscriptionId, retire, grace: new AbortController() };
+	pending.set(key, retirement);
+	void (async () => {
+		try {
+			await clock().sleep(RETIREMENT_GRACE_MS, retirement.grace.signal);
+		} catch {
+			// the grace was ended early: the activation that ended it decided
+		}
+		if (pending.get(key) === retirement) await settle(key, retirement, undefined);
+	})();
+}
+
+/**
+ * An activation of trigger `key` (or the end of the grace period) decides a pending retirement:
+ * the subscription the trigger now uses stays; any other is retired now.
+ */
+export async function settleRetirement(
+	key: string,
+	subscriptionIdInUse: number | undefined,
+): Promise<void> {
+	const retirement = pending.get(key);
+	if (retirement !== undefined) await settle(key, retirement, subscriptionIdInUse);
+}
+
+/** Whether any trigger in this process has a subscription waiting to be retired. */
+export function retirementPending(): boolean {
+	return pending.size > 0;
+}
+
+/** Ends every grace period now, as if it had passed (when their places are needed; tests). */
+export async function retireAllNow(): Promise<void> {
+	await Promise.all([...pending].map(([key, retirement]) => settle(key, retirement, undefined)));
+}
+
+async function settle(
+	key: string,
+	retirement: Retirement,
+	subscriptionIdInUse: number | undefined,
+): Promise<void> {
+	if (pending.get(key) === retirement) pending.delete(key);
+	retirement.grace.abort();
+	if (retirement.subscriptionId === subscriptionIdInUse) return;
+	try {
+		await retirement.retire();
+	} catch {
+		// `retire` reports its own failures; a subscription left behind is adopted or replaced by
+		// the trigger's next activation
+	}
+}
