@@ -28,16 +28,10 @@ import { keepChangedUntilAnswered } from './staticDataSave';
 import {
 	createSubscription,
 	deleteSubscription,
-	deleteSubscriptionById,
 	readStoredSubscription,
 	subscriptionExists,
 } from './subscription';
-import {
-	retireAllNow,
-	retireLater,
-	retirementPending,
-	settleRetirement,
-} from './subscriptionRetirement';
+import { claimSubscription, retireAllNow, retireWhenUnclaimed } from './subscriptionRetirement';
 
 interface TriggerOptions {
 	ignoreRepeatedDeliveries?: boolean;
@@ -67,11 +61,6 @@ function reject(
 	const response = this.getResponseObject();
 	response.status(statusCode).json({ message });
 	return { noWebhookResponse: true };
-}
-
-/** One trigger node of one workflow, across its deactivation and activation in this process. */
-function retirementKey(this: IHookFunctions): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
 }
 
 /** With "Recover Missed Deliveries", once the production subscription is in place. */
@@ -285,12 +274,7 @@ export class LearningPlatformTrigger implements INodeType {
 				const webhookUrl = this.getNodeWebhookUrl('default') as string;
 				const event = this.getNodeParameter('event') as string;
 				const exists = await subscriptionExists.call(this, webhookUrl, event);
-				if (exists && this.getMode() !== 'manual') {
-					await settleRetirement(
-						retirementKey.call(this),
-						readStoredSubscription(this.getWorkflowStaticData('node')).subscriptionId,
-					);
-				}
+				if (exists && this.getMode() !== 'manual') await claimSubscription.call(this);
 				if (exists) startRecovery.call(this);
 				return exists;
 			},
@@ -299,21 +283,10 @@ export class LearningPlatformTrigger implements INodeType {
 				const webhookUrl = this.getNodeWebhookUrl('default') as string;
 				const event = this.getNodeParameter('event') as string;
 				const test = this.getMode() === 'manual';
-				await createSubscription.call(this, webhookUrl, event, {
-					test,
-					// subscriptions waiting to be retired (this trigger's, or a workflow's just switched
-					// off) may hold the API key's last free places
-					freePlaces: async () => {
-						if (!retirementPending()) return false;
-						await retireAllNow();
-						return true;
-					},
-				});
-				if (!test)
-					await settleRetirement(
-						retirementKey.call(this),
-						readStoredSubscription(this.getWorkflowStaticData('node')).subscriptionId,
-					);
+				// subscriptions waiting to be retired (this trigger's, or a workflow's just switched off)
+				// may hold the API key's last free places
+				await createSubscription.call(this, webhookUrl, event, { test, freePlaces: retireAllNow });
+				if (!test) await claimSubscription.call(this);
 				startRecovery.call(this);
 				return true;
 			},
@@ -325,13 +298,7 @@ export class LearningPlatformTrigger implements INodeType {
 				if (keep || test || subscriptionId === undefined)
 					return await deleteSubscription.call(this, { keep });
 				// n8n may be about to activate this trigger again (a published edit): docs/design.md
-				retireLater(retirementKey.call(this), subscriptionId, async () => {
-					if (!(await deleteSubscriptionById.call(this, subscriptionId)))
-						this.logger.warn(
-							'Learning Platform Trigger: the webhook subscription of a switched-off workflow could not be deleted; the next activation reuses or replaces it',
-							{ workflowId: this.getWorkflow().id, subscriptionId },
-						);
-				});
+				retireWhenUnclaimed.call(this, subscriptionId);
 				return true;
 			},
 		},

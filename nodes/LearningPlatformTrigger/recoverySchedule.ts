@@ -7,6 +7,7 @@ import { clock, listPage, statusOf } from '../shared/transport';
 import { resetRecoveryPace } from './recoveryPace';
 import { recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
+import { triggerScope } from './triggerScope';
 import { probeWebhook, webhookLive } from './webhookProbe';
 
 interface Schedule {
@@ -70,10 +71,6 @@ export const START_JITTER_MS = 3_000;
 
 type Context = IHookFunctions | IWebhookFunctions;
 
-function scopeOf(this: Context): string {
-	return `${this.getWorkflow().id ?? ''}:${this.getNode().id}`;
-}
-
 function logRun(this: Context, why: string, run: RecoveryRun): void {
 	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
 	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
@@ -126,7 +123,7 @@ export function noteRecoveryMark(
 	staticData: IDataObject,
 	subscriptionId: number,
 ): void {
-	const scope = scopeOf.call(this);
+	const scope = triggerScope.call(this);
 	learnMark(scope, staticData);
 	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
 }
@@ -149,7 +146,7 @@ async function runOnce(
 	why: string,
 	mark?: number,
 ): Promise<void> {
-	const scope = scopeOf.call(this);
+	const scope = triggerScope.call(this);
 	if (!claimRun(scope, clock().now())) return;
 	running.add(scope);
 	// with the end's line (logRun, logFailure), an operator sees a run still under way
@@ -187,7 +184,7 @@ function endSchedule(scope: string): void {
  * One schedule per scope in a process: a later one stops this one.
  */
 function keepRecovering(this: Context, subscriptionId: number): void {
-	const scope = scopeOf.call(this);
+	const scope = triggerScope.call(this);
 	endSchedule(scope);
 	const schedule: Schedule = { subscriptionId, stopped: false };
 	schedules.set(scope, schedule);
@@ -228,7 +225,7 @@ function keepRecovering(this: Context, subscriptionId: number): void {
 
 /** Deactivation: this process's schedule for the workflow stops. */
 export function stopRecovering(this: IHookFunctions): void {
-	endSchedule(scopeOf.call(this));
+	endSchedule(triggerScope.call(this));
 }
 
 /**
@@ -242,7 +239,7 @@ export function recoverAfterActivation(
 	subscriptionId: number,
 ): void {
 	const mark = clock().now();
-	const scope = scopeOf.call(this);
+	const scope = triggerScope.call(this);
 	markRun(scope, staticData, mark);
 	shareRedispatches(scope, staticData, subscriptionId, mark, true);
 	const url = this.getNodeWebhookUrl('default') ?? '';
@@ -268,7 +265,7 @@ export function recoverFromDelivery(
 	subscriptionId: number,
 	redispatch: boolean,
 ): void {
-	const scope = scopeOf.call(this);
+	const scope = triggerScope.call(this);
 	const now = clock().now();
 	const newest = learnMark(scope, staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than

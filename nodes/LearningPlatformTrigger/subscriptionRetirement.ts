@@ -6,7 +6,11 @@
 // then would never be sent (nor logged, so never recovered). So the production subscription is
 // retired after a grace period, and an activation of the same trigger within it takes the
 // subscription over, or retires it at once if it uses another. docs/design.md, "Edits and moves".
+import type { IHookFunctions } from 'n8n-workflow';
+
 import { clock } from '../shared/transport';
+import { deleteSubscriptionById, readStoredSubscription } from './subscription';
+import { triggerScope } from './triggerScope';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
 export const RETIREMENT_GRACE_MS = 10_000;
@@ -18,6 +22,26 @@ interface Retirement {
 }
 
 const pending = new Map<string, Retirement>();
+
+/**
+ * n8n's `delete` of a production subscription: deleted once the grace period has passed, unless
+ * an activation of this trigger in this process settles it first.
+ */
+export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number): void {
+	retireLater(triggerScope.call(this), subscriptionId, async () => {
+		if (!(await deleteSubscriptionById.call(this, subscriptionId)))
+			this.logger.warn(
+				'Learning Platform Trigger: the webhook subscription of a switched-off workflow could not be deleted; the next activation reuses or replaces it',
+				{ workflowId: this.getWorkflow().id, subscriptionId },
+			);
+	});
+}
+
+/** An activation of this trigger has its subscription in static data: that one stays, any other waiting goes now. */
+export async function claimSubscription(this: IHookFunctions): Promise<void> {
+	const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
+	await settleRetirement(triggerScope.call(this), subscriptionId);
+}
 
 /**
  * Runs `retire` (which deletes subscription `subscriptionId`) once the grace period has passed,
@@ -60,9 +84,13 @@ export function retirementPending(): boolean {
 	return pending.size > 0;
 }
 
-/** Ends every grace period now, as if it had passed (when their places are needed; tests). */
-export async function retireAllNow(): Promise<void> {
-	await Promise.all([...pending].map(([key, retirement]) => settle(key, retirement, undefined)));
+/** Ends every grace period now, as if it had passed (when their places are needed; tests); false if none was waiting. */
+export async function retireAllNow(): Promise<boolean> {
+	if (pending.size === 0) return false;
+	await Promise.all(
+		[...pending].map(async ([key, retirement]) => await settle(key, retirement, undefined)),
+	);
+	return true;
 }
 
 async function settle(
