@@ -2,6 +2,7 @@
 // Model at the sandbox's scripted model (sandbox/chatModel.ts), the two AI demo workflows' fixed
 // ids and URLs, and a client for n8n's Chat Trigger over HTTP (what the chat widget sends).
 import { SCRIPTED_MODEL } from '../../sandbox/chatModel';
+import { fetchN8n } from './fetch';
 import type { CredentialImport } from './n8n';
 import type { Stack } from './stack';
 
@@ -92,7 +93,7 @@ export async function sendChatMessage(
 	sessionId = `session-${Date.now()}`,
 	timeoutMs = 300_000,
 ): Promise<ChatAnswer> {
-	const response = await fetch(url, {
+	const response = await fetchN8n(url, {
 		method: 'POST',
 		headers: { 'content-type': 'application/json', accept: 'application/json' },
 		body: JSON.stringify({ action: 'sendMessage', sessionId, chatInput }),

@@ -2,6 +2,7 @@
 // node types) with the session cookie, and the public API (`/api/v1`, X-N8N-API-KEY) for
 // workflows, credentials and executions.
 import { randomUUID } from 'node:crypto';
+import { fetchN8n } from './fetch';
 import { scaled } from './slowness';
 
 export interface OwnerAccount {
@@ -93,7 +94,7 @@ export class N8nClient {
 		let text: string;
 		for (let attempt = 1; ; attempt++) {
 			try {
-				response = await fetch(url, {
+				response = await fetchN8n(url, {
 					method,
 					headers: {
 						accept: 'application/json',

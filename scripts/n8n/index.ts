@@ -2,6 +2,7 @@
 export * from './ai';
 export * from './client';
 export * from './demo';
+export * from './fetch';
 export * from './install';
 export * from './log';
 export * from './n8n';

@@ -126,6 +126,11 @@ export class N8nHost {
 			// Node's on-disk compile cache (Node >= 22): n8n loads thousands of modules at every start
 			// and every CLI command; cached bytecode saves seconds each time (checked by source hash).
 			NODE_COMPILE_CACHE: path.join(this.paths.cache, 'compile-cache'),
+			// n8n answers every request 503 "Database is not ready!" from a database ping slower
+			// than this until the next good one (2 s later); its default, 5 s, is met by a busy
+			// 2-core machine (a CI run beside another n8n stack), and the harness tests this
+			// package, not n8n's patience. fetch.ts repeats such refusals should a slower one come.
+			DB_PING_TIMEOUT_MS: '30000',
 			EXECUTIONS_DATA_SAVE_ON_SUCCESS: 'all',
 			EXECUTIONS_DATA_SAVE_ON_ERROR: 'all',
 			EXECUTIONS_DATA_SAVE_MANUAL_EXECUTIONS: 'true',

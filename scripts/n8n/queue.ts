@@ -18,10 +18,10 @@
 //   front spreads `/webhook/` requests round-robin over them (and records which one served each
 //   request), the main gets N8N_DISABLE_PRODUCTION_MAIN_PROCESS=true (it still registers the
 //   triggers on activation and serves the editor, REST and `/webhook-test/`), and every process
-//   gets DB_PING_TIMEOUT_MS=30000, DB_POSTGRESDB_POOL_SIZE=20 and
-//   DB_POSTGRESDB_CONNECTION_TIMEOUT=120000 (with n8n's defaults, webhook processes answered
-//   requests of a burst 503 "Database is not ready!" or 500 "timeout exceeded when trying to
-//   connect", and executions failed with the latter).
+//   gets DB_POSTGRESDB_POOL_SIZE=20 and DB_POSTGRESDB_CONNECTION_TIMEOUT=120000 (with n8n's
+//   defaults, webhook processes answered requests of a burst 500 "timeout exceeded when trying
+//   to connect", and executions failed with it; the 503 "Database is not ready!" they answered
+//   too is the ping time-out every harness process gets, n8n.ts).
 // - `webhookSettings: 'recommended'` gives the webhook processes the n8n settings this project
 //   recommends for them (RECOMMENDED_WEBHOOK_PROCESS_ENV, docs/webhook-throughput.md); the
 //   default, 'n8n', leaves n8n's own defaults. `webhookEnv` adds settings to the webhook processes
@@ -113,7 +113,6 @@ export interface QueueStack extends Stack {
  * (PostgreSQL here allows 200 connections) and a 2-minute wait keep the database out of the way.
  */
 const WEBHOOK_PROCESS_ENV = {
-	DB_PING_TIMEOUT_MS: '30000',
 	DB_POSTGRESDB_POOL_SIZE: '20',
 	DB_POSTGRESDB_CONNECTION_TIMEOUT: '120000',
 };

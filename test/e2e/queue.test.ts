@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import {
 	executionError,
+	fetchN8n,
 	scaled,
 	executionsByWorker,
 	log,
@@ -82,7 +83,7 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 	const control = () => stack.sandbox!.control;
 
 	async function callRotationHook(path = rotPath): Promise<{ status: number; body: string }> {
-		const response = await fetch(`${stack.main.url}/webhook/${path}`, {
+		const response = await fetchN8n(`${stack.main.url}/webhook/${path}`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: '{}',
@@ -533,7 +534,7 @@ describe('queue mode: main + 2 workers + Redis + PostgreSQL', () => {
 		const statsBefore = await control().stats();
 		const t0 = Date.now();
 		for (const part of [learners.slice(0, 60), learners.slice(60, 120)]) {
-			const response = await fetch(`${stack.main.url}/webhook/${bulkPath}`, {
+			const response = await fetchN8n(`${stack.main.url}/webhook/${bulkPath}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
 				body: JSON.stringify({ learners: part }),

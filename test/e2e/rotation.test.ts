@@ -1,7 +1,7 @@
 // Credential rotation in a real n8n: what n8n stored (`n8n export:credentials --decrypted`) against
 // what the sandbox considers live, and executions racing from an expired API key, in the running
 // n8n (20 webhook-started executions at once) and across processes (3 `n8n execute` at once).
-import { log, type SandboxUser } from '../../scripts/n8n';
+import { fetchN8n, log, type SandboxUser } from '../../scripts/n8n';
 import {
 	executionsSummary,
 	importFreshCredentials,
@@ -35,7 +35,7 @@ describe('credential rotation in real n8n', () => {
 	};
 
 	async function callHook(): Promise<{ status: number; body: string }> {
-		const response = await fetch(`${ctx.stack.main.url}/webhook/${hookPath}`, {
+		const response = await fetchN8n(`${ctx.stack.main.url}/webhook/${hookPath}`, {
 			method: 'POST',
 			headers: { 'content-type': 'application/json' },
 			body: '{}',

@@ -1,6 +1,11 @@
 // Every operation of the Learning Platform action node runs once in a real workflow in real n8n,
 // and its output is checked against what the sandbox holds and saw.
-import { nodeOutput, type ExecutionSummary, type SandboxUser } from '../../../scripts/n8n';
+import {
+	fetchN8n,
+	nodeOutput,
+	type ExecutionSummary,
+	type SandboxUser,
+} from '../../../scripts/n8n';
 import {
 	demoData,
 	executionsSummary,
@@ -58,7 +63,7 @@ export function actionsSuite(ctx: StackContext): void {
 				),
 			]);
 			await ctx.client.activate(id);
-			const response = await fetch(`${ctx.stack.main.url}/webhook/${path}`, {
+			const response = await fetchN8n(`${ctx.stack.main.url}/webhook/${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
 				body: '{}',

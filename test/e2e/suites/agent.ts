@@ -12,6 +12,7 @@ import {
 	chatUrl,
 	demoWorkflows,
 	executionError,
+	fetchN8n,
 	HR_ASSISTANT,
 	HR_MCP,
 	mcpUrl,
@@ -271,7 +272,9 @@ export function agentSuite(ctx: StackContext): void {
 			let client: Client;
 			beforeAll(async () => {
 				client = new Client({ name: 'lp-e2e', version: '1.0.0' });
-				await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl(ctx.stack))));
+				await client.connect(
+					new StreamableHTTPClientTransport(new URL(mcpUrl(ctx.stack)), { fetch: fetchN8n }),
+				);
 			});
 			afterAll(async () => {
 				await client?.close();

@@ -1,7 +1,7 @@
 // The errors a user can meet, as real n8n stores them: every tested n8n version must show the
 // same words (message and description) that the wording module gives. Each case is its own
 // webhook-started workflow whose Learning Platform node fails; all run at once.
-import type { ExecutionSummary, SandboxUser } from '../../../scripts/n8n';
+import { fetchN8n, type ExecutionSummary, type SandboxUser } from '../../../scripts/n8n';
 import {
 	graphWorkflow,
 	importFreshCredentials,
@@ -62,7 +62,7 @@ export function errorsSuite(ctx: StackContext): void {
 		/** Activates and calls an imported webhook-started workflow; returns its stored execution. */
 		async function runToFailure(id: string, path: string): Promise<ExecutionSummary> {
 			await ctx.client.activate(id);
-			const response = await fetch(`${ctx.stack.main.url}/webhook/${path}`, {
+			const response = await fetchN8n(`${ctx.stack.main.url}/webhook/${path}`, {
 				method: 'POST',
 				headers: { 'content-type': 'application/json' },
 				body: '{}',
