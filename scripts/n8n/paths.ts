@@ -13,8 +13,9 @@ export const PINNED_N8N_VERSION: string = versions.pinned;
 export const N8N_VERSION = process.env.LP_N8N_VERSION?.trim() || PINNED_N8N_VERSION;
 
 /**
- * The other versions `npm test` runs a named subset of the e2e suite on (`matrixTests`, the e2e
- * file names; scripts/run-tests.js reads the same file). README: "Tested n8n versions".
+ * The other versions `npm test` runs a named subset of the e2e suite on (`subsets`: per version,
+ * the e2e files and the one-n8n file's suites; scripts/run-tests.js reads the same file).
+ * docs/development.md: "Tested n8n versions".
  */
 export const MATRIX_N8N_VERSIONS: string[] = versions.matrix;
 
