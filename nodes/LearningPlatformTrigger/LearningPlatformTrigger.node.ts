@@ -31,7 +31,12 @@ import {
 	readStoredSubscription,
 	subscriptionExists,
 } from './subscription';
-import { claimSubscription, retireAllNow, retireWhenUnclaimed } from './subscriptionRetirement';
+import {
+	claimSubscription,
+	holdingRetirement,
+	retireAllNow,
+	retireWhenUnclaimed,
+} from './subscriptionRetirement';
 
 interface TriggerOptions {
 	ignoreRepeatedDeliveries?: boolean;
@@ -273,8 +278,9 @@ export class LearningPlatformTrigger implements INodeType {
 			async checkExists(this: IHookFunctions): Promise<boolean> {
 				const webhookUrl = this.getNodeWebhookUrl('default') as string;
 				const event = this.getNodeParameter('event') as string;
-				const exists = await subscriptionExists.call(this, webhookUrl, event);
-				if (exists && this.getMode() !== 'manual') await claimSubscription.call(this);
+				const look = async () => await subscriptionExists.call(this, webhookUrl, event);
+				const exists =
+					this.getMode() === 'manual' ? await look() : await holdingRetirement.call(this, look);
 				if (exists) startRecovery.call(this);
 				return exists;
 			},

@@ -11,6 +11,7 @@ import type { IHookFunctions } from 'n8n-workflow';
 import { clock } from '../shared/transport';
 import { deleteSubscriptionById, readStoredSubscription } from './subscription';
 import { triggerScope } from './triggerScope';
+import { probeWebhook } from './webhookProbe';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
 export const RETIREMENT_GRACE_MS = 10_000;
@@ -28,7 +29,18 @@ const pending = new Map<string, Retirement>();
  * an activation of this trigger in this process settles it first.
  */
 export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number): void {
+	const url = this.getNodeWebhookUrl('default') ?? '';
 	retireLater(triggerScope.call(this), subscriptionId, async () => {
+		// n8n 2.40.7 on a busy machine has activated a published edit before tearing the old
+		// version down: the claim came first, and the trigger is live on this subscription. Only the
+		// trigger itself answers an unsigned POST with 401 (n8n says 404 once it is switched off).
+		if ((await probeWebhook.call(this, url)) === 401) {
+			this.logger.info(
+				'Learning Platform Trigger: the webhook subscription was kept: the trigger is active again (n8n activated it before tearing the earlier version down)',
+				{ workflowId: this.getWorkflow().id, subscriptionId },
+			);
+			return;
+		}
 		if (!(await deleteSubscriptionById.call(this, subscriptionId)))
 			this.logger.warn(
 				'Learning Platform Trigger: the webhook subscription of a switched-off workflow could not be deleted; the next activation reuses or replaces it',
@@ -41,6 +53,35 @@ export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number
 export async function claimSubscription(this: IHookFunctions): Promise<void> {
 	const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
 	await settleRetirement(triggerScope.call(this), subscriptionId);
+}
+
+/**
+ * Runs `check` (the activation's look at its subscription) with this trigger's pending
+ * retirement held: its grace period cannot end while the look is under way (on a busy machine
+ * n8n activated a published edit about 10 s after the teardown, and the grace ended between the
+ * look finding the subscription and the activation going on with it). Then the subscription in
+ * static data stays and any other goes, as `claimSubscription`; a failed look (n8n tries again)
+ * gives the retirement a new grace period.
+ */
+export async function holdingRetirement(
+	this: IHookFunctions,
+	check: () => Promise<boolean>,
+): Promise<boolean> {
+	const key = triggerScope.call(this);
+	const retirement = pending.get(key);
+	if (retirement === undefined) return await check();
+	pending.delete(key);
+	retirement.grace.abort();
+	let looked = false;
+	try {
+		const exists = await check();
+		looked = true;
+		const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
+		await settle(key, retirement, subscriptionId);
+		return exists;
+	} finally {
+		if (!looked) retireLater(key, retirement.subscriptionId, retirement.retire);
+	}
 }
 
 /**
