@@ -28,8 +28,15 @@ export const LEDGER_WINDOW_MS = 74 * 60 * 60_000;
 export const MAX_SHARED = 5_000;
 /** Most deliveries one process remembers. */
 export const MAX_REMEMBERED = 10_000;
-/** How long a repeat waits for n8n to answer the earlier attempt in this process. */
-export const WAIT_FOR_EARLIER_ANSWER_MS = 60_000;
+/**
+ * How long a repeat waits for n8n to answer the earlier attempt in this process. n8n answers every
+ * attempt in the end (2xx once the execution exists, 500 if it could not start one); a busy n8n
+ * took over a minute, and a repeat admitted before the answer ran a second time. The platform has
+ * given up on the repeat's connection by then: waiting holds a request, it delays nothing.
+ */
+export const WAIT_FOR_EARLIER_ANSWER_MS = 10 * 60_000;
+/** How often a wait for an answer that comes with no event looks again, at the most. */
+const ANSWER_CHECK_MAX_INTERVAL_MS = 250;
 /** A request's static data is saved by n8n shortly after `webhook()`; merged into until then. */
 const PENDING_SAVE_MS = 60_000;
 /** How often a wait with no event to wait for looks again. */
@@ -299,9 +306,14 @@ export class DeliveryLedger {
 			await Promise.race([attempt.answered, deadlinePassed.catch(() => undefined)]);
 			deadlineWait.abort();
 		}
-		// n8n still answers a connection the platform closed first (it timed out), with no event
-		while (answerOf(attempt) === undefined && time.now() < deadline)
-			await time.sleep(CHECK_INTERVAL_MS);
+		// n8n still answers a connection the platform closed first (it timed out), with no event;
+		// the looks space out, as many repeats may wait at once on a busy n8n
+		for (
+			let interval = CHECK_INTERVAL_MS;
+			answerOf(attempt) === undefined && time.now() < deadline;
+			interval = Math.min(interval * 2, ANSWER_CHECK_MAX_INTERVAL_MS)
+		)
+			await time.sleep(interval);
 		const answer = answerOf(attempt);
 		if (answer === true) this.markStarted(key, Math.floor(attempt.receivedAt / 1000));
 		return answer;
