@@ -49,10 +49,14 @@ export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number
 	});
 }
 
+/** The subscription this trigger's static data holds now: the one an activation ended with. */
+function subscriptionInUse(this: IHookFunctions): number | undefined {
+	return readStoredSubscription(this.getWorkflowStaticData('node')).subscriptionId;
+}
+
 /** An activation of this trigger has its subscription in static data: that one stays, any other waiting goes now. */
 export async function claimSubscription(this: IHookFunctions): Promise<void> {
-	const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
-	await settleRetirement(triggerScope.call(this), subscriptionId);
+	await settleRetirement(triggerScope.call(this), subscriptionInUse.call(this));
 }
 
 /**
@@ -76,8 +80,7 @@ export async function holdingRetirement(
 	try {
 		const exists = await check();
 		looked = true;
-		const { subscriptionId } = readStoredSubscription(this.getWorkflowStaticData('node'));
-		await settle(key, retirement, subscriptionId);
+		await settle(key, retirement, subscriptionInUse.call(this));
 		return exists;
 	} finally {
 		if (!looked) retireLater(key, retirement.subscriptionId, retirement.retire);
