@@ -11,7 +11,6 @@ import type { IHookFunctions } from 'n8n-workflow';
 import { clock } from '../shared/transport';
 import { deleteSubscriptionById, readStoredSubscription } from './subscription';
 import { triggerScope } from './triggerScope';
-import { probeWebhook } from './webhookProbe';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
 export const RETIREMENT_GRACE_MS = 10_000;
@@ -29,18 +28,7 @@ const pending = new Map<string, Retirement>();
  * an activation of this trigger in this process settles it first.
  */
 export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number): void {
-	const url = this.getNodeWebhookUrl('default') ?? '';
 	retireLater(triggerScope.call(this), subscriptionId, async () => {
-		// n8n 2.40.7 on a busy machine has activated a published edit before tearing the old
-		// version down: the claim came first, and the trigger is live on this subscription. Only the
-		// trigger itself answers an unsigned POST with 401 (n8n says 404 once it is switched off).
-		if ((await probeWebhook.call(this, url)) === 401) {
-			this.logger.info(
-				'Learning Platform Trigger: the webhook subscription was kept: the trigger is active again (n8n activated it before tearing the earlier version down)',
-				{ workflowId: this.getWorkflow().id, subscriptionId },
-			);
-			return;
-		}
 		if (!(await deleteSubscriptionById.call(this, subscriptionId)))
 			this.logger.warn(
 				'Learning Platform Trigger: the webhook subscription of a switched-off workflow could not be deleted; the next activation reuses or replaces it',

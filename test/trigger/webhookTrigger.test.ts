@@ -5,10 +5,6 @@
  * sandbox sent (captured from /__sandbox/deliveries, since it only delivers to https URLs).
  */
 import { createHmac } from 'node:crypto';
-import * as https from 'node:https';
-import type { AddressInfo } from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject } from 'n8n-workflow';
@@ -23,7 +19,6 @@ import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/ledgerText
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
 import type { DeliveryAttempt } from '../../sandbox';
-import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
 
@@ -333,50 +328,6 @@ describe('activation: create / checkExists / delete', () => {
 		// nothing stored: nothing to do
 		a.staticData[NODE_KEY] = { secretSeed: current.secretSeed };
 		expect((await hook('delete', a)).result).toBe(true);
-	});
-
-	test('n8n activating a published edit before tearing the old version down (2.40.7, busy): the grace end finds the trigger answering and keeps the subscription', async () => {
-		// n8n's public URL: what it answers an unsigned POST (the trigger: 401; switched off: 404)
-		let answer = 401;
-		const probes: string[] = [];
-		const certificates = await makeCertificates(
-			path.join(os.tmpdir(), `lp-trigger-reordered-${process.pid}`),
-		);
-		const n8nFront = https.createServer(
-			{ key: certificates.keyPem, cert: certificates.certPem },
-			(request, response) => {
-				probes.push(`${request.method} ${request.url}`);
-				request.resume();
-				response.writeHead(answer, { 'content-type': 'application/json' });
-				response.end('{}');
-			},
-		);
-		await new Promise<void>((resolve) => n8nFront.listen(0, '127.0.0.1', resolve));
-		try {
-			const port = (n8nFront.address() as AddressInfo).port;
-			const a = activation({ webhookBaseUrl: `https://127.0.0.1:${port}/webhook` });
-			const first = { ...(await activate(a)) };
-			const live = async () =>
-				(await subscriptionsOf()).find((s) => s.id === first.subscriptionId)!.deleted_at === null;
-
-			// the new version's activation first, the old version's teardown after it
-			expect((await activate(a)).subscriptionId).toBe(first.subscriptionId);
-			await hook('delete', a);
-			await retireAllNow();
-			expect(probes).toHaveLength(1);
-			expect(probes[0]).toMatch(/^POST \/webhook\//);
-			expect(await live()).toBe(true);
-			expect(stored(a)).toEqual(first);
-
-			// switched off for real: n8n answers 404, and the grace end deletes it
-			answer = 404;
-			await hook('delete', a);
-			await retireAllNow();
-			expect(probes).toHaveLength(2);
-			expect(await live()).toBe(false);
-		} finally {
-			await new Promise((resolve) => n8nFront.close(resolve));
-		}
 	});
 
 	test('a published edit of the trigger (delete, then at once checkExists) keeps the subscription: the same id, never deleted', async () => {
