@@ -23,6 +23,7 @@ import {
 	recoverFromDelivery,
 	stopRecovering,
 } from './recoverySchedule';
+import { isRedispatchNote, takeInRedispatchNote } from './redispatchNote';
 import { verifyDelivery, type VerificationFailure } from './signature';
 import { keepChangedUntilAnswered } from './staticDataSave';
 import {
@@ -314,6 +315,16 @@ export class LearningPlatformTrigger implements INodeType {
 		const request = this.getRequestObject();
 		const staticData = this.getWorkflowStaticData('node');
 		const stored = readStoredSubscription(staticData);
+
+		// what another n8n process's recovery run asked for (its key's signature alone: no token sent)
+		if (isRedispatchNote(request.headers)) {
+			const note = takeInRedispatchNote.call(this, staticData, recovers.call(this));
+			if (!note.valid) {
+				logRefusal.call(this, note.reason);
+				return reject.call(this, 401, 'Unauthorized');
+			}
+			return { webhookResponse: { received: true, passedOn: false } };
+		}
 
 		// Both checks on the bytes as received; no secrets stored means nothing can be trusted.
 		const verification = verifyDelivery(

@@ -7,6 +7,7 @@ import { clock, listPage, statusOf } from '../shared/transport';
 import { resetRecoveryPace } from './recoveryPace';
 import { recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
+import { sendRedispatchNote } from './redispatchNote';
 import { triggerScope } from './triggerScope';
 import { probeWebhook, webhookLive } from './webhookProbe';
 
@@ -71,8 +72,8 @@ export const START_JITTER_MS = 3_000;
 
 type Context = IHookFunctions | IWebhookFunctions;
 
-function logRun(this: Context, why: string, run: RecoveryRun): void {
-	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
+function logRun(this: Context, why: string, run: RecoveryRun, note?: string): void {
+	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${note ? `; note to the other n8n processes ${note}` : ''}${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
 	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
 		workflowId: this.getWorkflow().id,
 	});
@@ -160,7 +161,11 @@ async function runOnce(
 		// a run that gave way to another is judged again by the next, however the newest page looks
 		if (run.unfinished || run.yielded) unfinished.add(scope);
 		else unfinished.delete(scope);
-		logRun.call(this, why, run);
+		const note =
+			run.redispatched + run.failed > 0
+				? await sendRedispatchNote.call(this, subscriptionId)
+				: undefined;
+		logRun.call(this, why, run, note);
 	} catch (error) {
 		logFailure.call(this, why, error);
 	} finally {

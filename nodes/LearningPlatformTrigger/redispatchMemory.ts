@@ -85,3 +85,24 @@ export function shareRedispatches(
 	}
 	if (carry && memory.size > 0) staticData[FIELD] = render(subscriptionId, memory);
 }
+
+/** This process's memory for `scope` and `subscriptionId` as a static-data field would hold it. */
+export function rememberedText(scope: string, subscriptionId: number): string | undefined {
+	const memory = redispatchesOf(scope, subscriptionId);
+	return memory.size > 0 ? render(subscriptionId, memory) : undefined;
+}
+
+/**
+ * Takes in `text` (another process's memory, as `rememberedText` gave it) and writes all this
+ * process knows into `staticData`, for n8n to save.
+ */
+export function takeInRemembered(
+	scope: string,
+	staticData: IDataObject,
+	subscriptionId: number,
+	text: string,
+	now: number,
+): void {
+	shareRedispatches(scope, { [FIELD]: text }, subscriptionId, now, false);
+	shareRedispatches(scope, staticData, subscriptionId, now, true);
+}

@@ -93,12 +93,21 @@ export function verifyDelivery(
 		return { valid: false, reason: 'wrong-token' };
 	}
 
-	const signature = headerText(delivery.signature);
+	return verifySignature(delivery.rawBody, delivery.signature, signingKey);
+}
+
+/** The `X-Signature` check alone: the HMAC of `rawBody` under `signingKey`. */
+export function verifySignature(
+	rawBody: Buffer,
+	signatureHeader: unknown,
+	signingKey: string,
+): VerificationResult {
+	const signature = headerText(signatureHeader);
 	if (signature === undefined || signature.trim() === '')
 		return { valid: false, reason: 'missing-signature' };
 	const presentedDigest = decodeSignature(signature);
 	if (presentedDigest === null) return { valid: false, reason: 'malformed-signature' };
-	const expectedDigest = computeSignature(signingKey, delivery.rawBody);
+	const expectedDigest = computeSignature(signingKey, rawBody);
 	// both are exactly 32 bytes here; the check keeps timingSafeEqual from throwing if that ever changes
 	if (
 		presentedDigest.length !== expectedDigest.length ||

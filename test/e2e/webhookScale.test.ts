@@ -291,6 +291,37 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 	}
 	const webhookIds = new Map<string, string>();
 
+	/** How often the redispatch of each log entry (of this file's subscriptions) was asked for. */
+	async function redispatchAsks(): Promise<Map<number, number>> {
+		const asks = new Map<number, number>();
+		for (const request of await control().requests({
+			username: user.username,
+			path: '/redispatch',
+		})) {
+			const entry = Number(request.path.split('/logs/')[1].split('/')[0]);
+			asks.set(entry, (asks.get(entry) ?? 0) + 1);
+		}
+		return asks;
+	}
+
+	/**
+	 * The log entries whose delivery a redispatch has brought through to n8n (answered 200), by
+	 * the delivery every attempt and redispatch of it share (`delivery_ref`).
+	 */
+	async function redispatchedThrough(): Promise<Set<number>> {
+		const attempts = await control().deliveries({ username: user.username });
+		const through = new Set(
+			attempts
+				.filter((a) => a.delivery_id !== '' && a.status_code === 200)
+				.map((a) => a.delivery_ref),
+		);
+		return new Set(
+			attempts
+				.filter((a) => a.log_id !== null && through.has(a.delivery_ref))
+				.map((a) => a.log_id as number),
+		);
+	}
+
 	/** Which backends of the front served the attempts of one delivery, in order (identical bytes). */
 	function backendsOf(delivery: SandboxDelivery[]): string[] {
 		const sha = createHash('sha256').update(delivery[0].body, 'utf8').digest('hex');
@@ -593,6 +624,8 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			await stack.client.activate(defaultsWorkflowId);
 		const workflows = [workflowId, defaultsWorkflowId];
 		const seen = await Promise.all(workflows.map((w) => executionIds(w)));
+		const asksBefore = await redispatchAsks();
+		const throughBefore = await redispatchedThrough();
 		// an outage, not a maintenance window: 15 s to stop gracefully, then killed
 		await stack.stopN8n(15_000);
 		const downAt = Date.now();
@@ -611,6 +644,13 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const outcomes: Outcome[] = [];
 		for (const [index, workflow] of workflows.entries())
 			outcomes.push(await settle([...ids, ...after], seen[index], 240_000, workflow));
+		// entries asked for again after a redispatch of theirs had gone through: whatever the platform
+		// shows of it, the trigger's memory (through its notes, from any process) knows
+		const asks = await redispatchAsks();
+		const askedAgain = [...asks]
+			.filter(([entry, count]) => count > (asksBefore.get(entry) ?? 0))
+			.map(([entry]) => entry)
+			.filter((entry) => asksBefore.has(entry) && throughBefore.has(entry));
 		const name = `outage-${reading}`;
 		report[name] = {
 			downMs: startAt - downAt,
@@ -624,6 +664,10 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			],
 			keepSubscriptionWhileInactive: describeOutcome(outcomes[0], upAt),
 			triggerAtItsDefaults: describeOutcome(outcomes[1], upAt),
+			redispatchesAsked:
+				[...asks.values()].reduce((sum, n) => sum + n, 0) -
+				[...asksBefore.values()].reduce((sum, n) => sum + n, 0),
+			askedAgainAfterGoingThrough: askedAgain,
 			// what the recovery runs did, and how a completion that ran twice was delivered
 			recoveryRuns: [stack.main, ...stack.webhookProcesses].flatMap((p) =>
 				p.logLines(/missed deliveries/).map((line) => `${p.name}: ${line.slice(0, 240)}`),
@@ -662,6 +706,8 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 			expect(outcome.late).toBe(0);
 			expect(outcome.executions).toHaveLength(WHILE_DOWN + 1);
 		}
+		// and no entry of the parts before is asked for again (the main process asked for part b's)
+		expect(askedAgain).toEqual([]);
 	}
 
 	test(`c2. ${PUBLISHED_EDITS.length} edits of the workflow at its defaults published while ${WHILE_PUBLISHING} completions arrive (a step after the trigger moved, the trigger moved, the trigger's note changed, a trigger option set): one execution per completion in both workflows, the same subscriptions`, async () => {

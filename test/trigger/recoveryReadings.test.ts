@@ -6,6 +6,9 @@
  * as when n8n is down; then it points at a local receiver that answers 200, as n8n back up.
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { IDataObject } from 'n8n-workflow';
 
@@ -18,6 +21,11 @@ import {
 	type Redispatches,
 } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
+import {
+	resetRecoveryState,
+	RESCAN_INTERVAL_MS,
+} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+import { makeCertificates, type Certificates } from '../../scripts/n8n/tls-front';
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook, runWebhook } from '../support/n8n';
 import { exchangeElsewhere, withPair } from '../transport/helpers';
@@ -39,13 +47,18 @@ const trigger = new LearningPlatformTrigger();
 let t: TriggerTestContext;
 let receiver: Server;
 let receiverUrl: string;
+let certificates: Certificates;
 /** what the receiver got, as n8n back up would: per subscription (the path ends with its id) */
 const received: Array<{ path: string; delivery_id: string }> = [];
 const receivedBy = (subscriptionId: number) =>
 	received.filter((r) => r.path.endsWith(`/${subscriptionId}`)).length;
 
 beforeAll(async () => {
-	t = await setUpTriggerTests('recovery-readings');
+	// an https n8n of the tests' own (the trigger subscribes https URLs only), trusted by the platform
+	certificates = await makeCertificates(
+		path.join(os.tmpdir(), `lp-recovery-readings-${process.pid}`),
+	);
+	t = await setUpTriggerTests('recovery-readings', { trustedCaPem: certificates.caCertPem });
 	receiver = createServer((req, res) => {
 		let body = '';
 		req.on('data', (chunk: Buffer) => (body += chunk.toString()));
@@ -358,6 +371,130 @@ describe.each([
 			expect(executions).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
+		});
+	},
+);
+
+// In queue mode n8n's main process runs recovery after activation and on its schedule, but serves
+// no delivery whose static data n8n would save with what it asked for. Under a platform that
+// leaves a redispatched entry untouched, only that memory tells a redispatch was asked for.
+describe.each([
+	{ deliveryLog: 'perDelivery', redispatchEntry: 'marks' },
+	{ deliveryLog: 'perAttempt', redispatchEntry: 'flagOnly' },
+	{ deliveryLog: 'perAttempt', redispatchEntry: 'untouched' },
+	{ deliveryLog: 'perDelivery', redispatchEntry: 'untouched' },
+] as const)(
+	'a process that serves no delivery (log $deliveryLog, redispatch $redispatchEntry)',
+	(reading) => {
+		let n8n: HttpsServer;
+		let n8nUrl: string;
+		let down = true;
+		/** the static data as n8n's database holds it: written by the saves of the requests served */
+		const database: IDataObject = {};
+		const noteAnswers: number[] = [];
+		const recovering = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: true } };
+
+		beforeAll(async () => {
+			await t.sandbox.control.setConfig({
+				...reading,
+				logOrder: 'newestFirst',
+				deliveryMaxAttempts: 1,
+				allowHttpWebhookUrls: true,
+			});
+			// n8n's webhook processes: the platform's deliveries fail while n8n is down; a note of
+			// the trigger's own goes to the trigger, on the static data from the database
+			n8n = createHttpsServer(
+				{ key: certificates.keyPem, cert: certificates.certPem },
+				(req, res) => {
+					const chunks: Buffer[] = [];
+					req.on('data', (chunk: Buffer) => chunks.push(chunk));
+					req.on('end', () => {
+						const answer = async () => {
+							if (req.headers['x-learning-platform-note'] === undefined) return down ? 503 : 200;
+							const headers = Object.fromEntries(
+								Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
+							);
+							const run = await runWebhook(trigger, {
+								parameters: recovering,
+								credentials: t.credentials,
+								staticData: database,
+								headers,
+								rawBody: Buffer.concat(chunks),
+							});
+							noteAnswers.push(run.response.statusCode);
+							return run.response.statusCode;
+						};
+						void answer().then((status) => {
+							res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+						});
+					});
+				},
+			);
+			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
+			n8nUrl = `https://127.0.0.1:${(n8n.address() as AddressInfo).port}`;
+		});
+		afterAll(async () => await new Promise((resolve) => n8n.close(resolve)));
+
+		test('learns what it asked for to the others through a note: after a restart of every process, nothing is asked for again', async () => {
+			resetRecoveryState();
+			const activation: IDataObject = {};
+			const options = {
+				credentials: t.credentials,
+				staticData: activation,
+				webhookBaseUrl: `${n8nUrl}/note-${++paths}`,
+			};
+			await runHook(trigger, 'create', {
+				...options,
+				parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
+			});
+			const subscriptionId = (activation[NODE_KEY] as IDataObject).subscriptionId as number;
+			await missedDeliveries(subscriptionId, 2);
+			down = false;
+
+			const ahead = await platformAhead();
+			await withAheadClock(async (time) => {
+				time.offset = ahead + SETTLE_MS + 1_000;
+				// the main process activates the workflow; n8n saves its static data once, then
+				const { result } = await runHook(trigger, 'checkExists', {
+					...options,
+					parameters: recovering,
+				});
+				expect(result).toBe(true);
+				Object.assign(database, JSON.parse(JSON.stringify(activation)) as IDataObject);
+				// its run in the background asks for both; then its note reaches a webhook process
+				const deadline = Date.now() + 30_000;
+				while (noteAnswers.length === 0 && Date.now() < deadline)
+					await new Promise((resolve) => setTimeout(resolve, 100));
+			}, RESCAN_INTERVAL_MS);
+			expect(noteAnswers).toEqual([200]);
+			expect(await redispatchRequests(subscriptionId)).toHaveLength(2);
+
+			// every process restarts; a webhook process's run, 9 hours on, knows what the database held
+			resetRecoveryState();
+			const context = hookContext(trigger, {
+				...options,
+				staticData: database,
+				parameters: recovering,
+			});
+			const scope = `${context.getWorkflow().id ?? ''}:${context.getNode().id}`;
+			shareRedispatches(
+				scope,
+				database[NODE_KEY] as IDataObject,
+				subscriptionId,
+				Date.now(),
+				false,
+			);
+			await withAheadClock(async (time) => {
+				time.offset = ahead + 9 * HOUR;
+				const run = await recoverMissedDeliveries.call(
+					context,
+					subscriptionId,
+					undefined,
+					redispatchesOf(scope, subscriptionId),
+				);
+				expect(run).toMatchObject({ redispatched: 0, failed: 0 });
+			});
+			expect(await redispatchRequests(subscriptionId)).toHaveLength(2);
 		});
 	},
 );
