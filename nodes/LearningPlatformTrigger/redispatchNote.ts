@@ -22,7 +22,7 @@ const NOTE_KIND = 'redispatched-entries';
  * once for them have been served by then, so no save of theirs, loaded before the note's, comes
  * after it and puts back static data without what the note carried.
  */
-export const NOTE_DELAY_MS = 5_000;
+const NOTE_DELAY_MS = 5_000;
 
 type Context = IHookFunctions | IWebhookFunctions;
 
@@ -42,7 +42,8 @@ export async function sendRedispatchNote(this: Context, subscriptionId: number):
 	const entries = rememberedText(triggerScope.call(this), subscriptionId);
 	const stored = readStoredSubscription(this.getWorkflowStaticData('node'));
 	const url = this.getNodeWebhookUrl('default');
-	if (entries === undefined || !url) return 'not sent: nothing to tell';
+	if (entries === undefined) return 'not sent: nothing to tell';
+	if (!url) return 'not sent: no webhook URL';
 	if (!stored.signingKey || stored.subscriptionId !== subscriptionId)
 		return 'not sent: the subscription was replaced';
 	const note: Note = { subscription_id: subscriptionId, entries };

@@ -5,7 +5,7 @@
  * for again. Deliveries fail while the subscription points at https://n8n.test (does not resolve),
  * as when n8n is down; then it points at a local receiver that answers 200, as n8n back up.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -82,6 +82,27 @@ afterAll(async () => {
 });
 
 let paths = 0;
+
+/**
+ * A request listener standing in for n8n's webhook server: each request's headers (as strings)
+ * and exact bytes go to `answer`, whose status is sent back.
+ */
+function servingN8n(
+	answer: (request: { headers: Record<string, string>; rawBody: Buffer }) => Promise<number>,
+) {
+	return (req: IncomingMessage, res: ServerResponse) => {
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			const headers = Object.fromEntries(
+				Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
+			);
+			void answer({ headers, rawBody: Buffer.concat(chunks) }).then((status) => {
+				res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+			});
+		});
+	};
+}
 
 /** A subscription whose deliveries fail (n8n down), and a hook context of its workflow. */
 async function subscribed() {
@@ -317,31 +338,24 @@ describe.each([
 				allowHttpWebhookUrls: true,
 			});
 			// n8n with the trigger: busy (503, nothing run) for the first attempt, then running it
-			n8n = createServer((req, res) => {
-				const chunks: Buffer[] = [];
-				req.on('data', (chunk: Buffer) => chunks.push(chunk));
-				req.on('end', () => {
-					const answer = async () => {
-						if (busy) return 503;
-						const headers = Object.fromEntries(
-							Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
-						);
+			n8n = createServer(
+				servingN8n(async ({ headers, rawBody }) => {
+					let status = 503;
+					if (!busy) {
 						const run = await runWebhook(trigger, {
 							parameters,
 							credentials: t.credentials,
 							staticData: active.staticData,
 							headers,
-							rawBody: Buffer.concat(chunks),
+							rawBody,
 						});
 						executions += run.webhookResponse.workflowData?.[0]?.length ?? 0;
-						return run.response.statusCode;
-					};
-					void answer().then((status) => {
-						answers.push(status);
-						res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-					});
-				});
-			});
+						status = run.response.statusCode;
+					}
+					answers.push(status);
+					return status;
+				}),
+			);
 			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
 			n8nUrl = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}/n8n`;
 		});
@@ -405,30 +419,18 @@ describe.each([
 			// the trigger's own goes to the trigger, on the static data from the database
 			n8n = createHttpsServer(
 				{ key: certificates.keyPem, cert: certificates.certPem },
-				(req, res) => {
-					const chunks: Buffer[] = [];
-					req.on('data', (chunk: Buffer) => chunks.push(chunk));
-					req.on('end', () => {
-						const answer = async () => {
-							if (req.headers['x-learning-platform-note'] === undefined) return down ? 503 : 200;
-							const headers = Object.fromEntries(
-								Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
-							);
-							const run = await runWebhook(trigger, {
-								parameters: recovering,
-								credentials: t.credentials,
-								staticData: database,
-								headers,
-								rawBody: Buffer.concat(chunks),
-							});
-							noteAnswers.push(run.response.statusCode);
-							return run.response.statusCode;
-						};
-						void answer().then((status) => {
-							res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-						});
+				servingN8n(async ({ headers, rawBody }) => {
+					if (headers['x-learning-platform-note'] === undefined) return down ? 503 : 200;
+					const run = await runWebhook(trigger, {
+						parameters: recovering,
+						credentials: t.credentials,
+						staticData: database,
+						headers,
+						rawBody,
 					});
-				},
+					noteAnswers.push(run.response.statusCode);
+					return run.response.statusCode;
+				}),
 			);
 			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
 			n8nUrl = `https://127.0.0.1:${(n8n.address() as AddressInfo).port}`;
