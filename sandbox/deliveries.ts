@@ -22,11 +22,15 @@
  *   `redispatched: true`, the new `delivery_id`). `config.redispatchPayload`: `original` re-sends
  *   the logged payload, `current` renders a completion event's payload again from the record.
  * - https URLs are verified against the system roots plus `trustedCaPem`.
+ * - A host under `.invalid` fails at once, as RFC 6761 (6.4) asks of name resolution, without a
+ *   DNS query: tests point subscriptions at `n8n.invalid` for an n8n that is down, and a burst
+ *   of lookups must not stall on the machine's resolver.
  * - Delivery faults (faults.ts: `dropAnswer`, `answerTimeout`) make an attempt fail after the
  *   receiver got the whole request: its answer is discarded, or not waited for.
  * - Each attempt row has `sent_at` (ISO 8601 with milliseconds, sandbox clock): when it was sent.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { lookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
 import { rootCertificates } from 'node:tls';
 import { Agent, request } from 'undici';
 import type { Sandbox } from './http';
@@ -60,6 +64,28 @@ interface SendResult {
 	response_time_ms: number;
 }
 
+type LookupCallback = (
+	error: NodeJS.ErrnoException | null,
+	address: string | LookupAddress[],
+	family?: number,
+) => void;
+
+/** `dns.lookup`, except that a name under `.invalid` fails at once (RFC 6761, 6.4). */
+function lookupExceptInvalid(
+	hostname: string,
+	options: LookupOptions,
+	callback: LookupCallback,
+): void {
+	if (/(^|\.)invalid\.?$/i.test(hostname)) {
+		const error: NodeJS.ErrnoException = new Error(`getaddrinfo ENOTFOUND ${hostname}`);
+		error.code = 'ENOTFOUND';
+		error.syscall = 'getaddrinfo';
+		process.nextTick(() => callback(error, ''));
+		return;
+	}
+	lookup(hostname, options as LookupAllOptions, callback as never);
+}
+
 export class Deliveries {
 	private readonly agent: Agent;
 	private readonly timers = new Set<NodeJS.Timeout>();
@@ -71,7 +97,10 @@ export class Deliveries {
 		trustedCaPem: string[],
 	) {
 		this.agent = new Agent({
-			connect: trustedCaPem.length ? { ca: [...rootCertificates, ...trustedCaPem] } : {},
+			connect: {
+				lookup: lookupExceptInvalid,
+				...(trustedCaPem.length ? { ca: [...rootCertificates, ...trustedCaPem] } : {}),
+			},
 			keepAliveTimeout: 1000,
 		});
 	}

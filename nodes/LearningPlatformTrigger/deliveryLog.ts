@@ -73,7 +73,8 @@ interface Timed {
  * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
  * word when
  * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
- *   after it was answered (one entry per attempt; each continuing entry takes one, the nearest);
+ *   after it was answered (one entry per attempt), when that attempt can only continue a delivery
+ *   of its kind (`continuedBy`);
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -100,6 +101,7 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 		}
 		const tries = later.entry.tries ?? 0;
 		if (tries < 2) continue;
+		const candidates: Timed[] = [];
 		for (let i = index - 1; i >= 0; i--) {
 			const earlier = timed[i];
 			if (
@@ -108,15 +110,46 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 				earlier.entry.event_type === later.entry.event_type &&
 				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
 				!continued.has(earlier.entry.id)
-			) {
-				continued.add(earlier.entry.id);
-				break;
-			}
+			)
+				candidates.push(earlier);
 		}
+		const predecessor = continuedBy(later.entry, candidates);
+		if (predecessor) continued.add(predecessor.entry.id);
 	}
 	return timed
 		.filter(({ entry }) => entry.success === false && !continued.has(entry.id))
 		.map(({ entry }) => entry);
+}
+
+/** Statuses after which a platform that retries anything retries: no answer, time-outs, 5xx. */
+const answersRetried = (status: number | null | undefined): boolean =>
+	status === null ||
+	status === undefined ||
+	status === 408 ||
+	status === 425 ||
+	status === 429 ||
+	status >= 500;
+
+/**
+ * Which of the failed attempts that `later` may continue (nearest first) it does continue, if
+ * that is certain enough to leave the others as the last word on their deliveries. A platform may
+ * not retry some answers (the spec does not say which), and a log of one entry per delivery looks
+ * like attempts of one delivery when a failed entry is followed by another with one more try. A
+ * wrong pair loses the delivery it takes for continued; an entry left unpaired is redispatched,
+ * and the ledger recognises the delivery if it went through. So `later` continues the nearest
+ * candidate only when
+ * - all candidates were answered with one status: whatever the platform retries, it retries them
+ *   alike, so `later` being a retry of one means each of them is retried; and
+ * - that status is one a platform retries (no answer, a time-out, 5xx), or `later` was answered
+ *   with it too: another 404 after a 404 is its retry; a 200 after a 404 may be another delivery
+ *   (one entry per delivery; a 404 not retried).
+ */
+function continuedBy(later: DeliveryLogEntry, candidates: Timed[]): Timed | undefined {
+	if (candidates.length === 0) return undefined;
+	const status = candidates[0].entry.status_code ?? null;
+	if (candidates.some(({ entry }) => (entry.status_code ?? null) !== status)) return undefined;
+	if (!answersRetried(status) && (later.status_code ?? null) !== status) return undefined;
+	return candidates[0];
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * "Recover Missed Deliveries" against the sandbox: the trigger reads its subscription's delivery
  * log and has the platform send again what failed, through n8n-core's real hook context. The
- * sandbox delivers to https://n8n.test/..., which does not resolve, so every attempt fails and is
- * logged, as when n8n is down. Waiting (the settle time between passes) runs on a clock ahead of
- * the wall clock.
+ * sandbox delivers to https://n8n.invalid/..., which it fails at once without asking DNS, so every
+ * attempt fails and is logged, as when n8n is down. Waiting (the settle time between passes) runs
+ * on a clock ahead of the wall clock.
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
@@ -55,7 +55,7 @@ function options(staticData: IDataObject, parameters: IDataObject, path: string)
 		parameters,
 		credentials: t.credentials,
 		staticData,
-		webhookBaseUrl: `https://n8n.test/${path}`,
+		webhookBaseUrl: `https://n8n.invalid/${path}`,
 	};
 }
 
@@ -68,7 +68,7 @@ async function subscribed(path: string) {
 	return { staticData, subscriptionId };
 }
 
-/** A completion whose delivery to n8n.test fails; resolves once the failure is logged. */
+/** A completion whose delivery to n8n.invalid fails; resolves once the failure is logged. */
 async function missedDelivery(subscriptionId: number) {
 	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
 	await t.sandbox.control.simulateCompletion({});

@@ -1,9 +1,11 @@
 /**
  * Recovery under every reading of the platform that the spec leaves open (sandbox switches
- * `deliveryLog`, `redispatchEntry`, `logOrder`): a redispatch that went through is never asked for
- * again, a history older than recovery reaches back does not hide the newest failures, a declined redispatch is not asked
- * for again. Deliveries fail while the subscription points at https://n8n.test (does not resolve),
- * as when n8n is down; then it points at a local receiver that answers 200, as n8n back up.
+ * `deliveryLog`, `redispatchEntry`, `logOrder`, `redispatchPayload`, the retry schedule,
+ * `deliveryNoRetryStatuses`): a redispatch that went through is never asked for again, a history
+ * older than recovery reaches back does not hide the newest failures, a declined redispatch is
+ * not asked for again, a failure the platform does not retry is not taken for another delivery's
+ * attempt. Deliveries fail while the subscription points at https://n8n.invalid (failed at once,
+ * as when n8n is down); then it points at a local receiver that answers 200, as n8n back up.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -113,7 +115,7 @@ async function subscribed() {
 		parameters,
 		credentials: t.credentials,
 		staticData,
-		webhookBaseUrl: `https://n8n.test/${path}`,
+		webhookBaseUrl: `https://n8n.invalid/${path}`,
 	};
 	await runHook(trigger, 'create', options);
 	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
@@ -385,6 +387,100 @@ describe.each([
 			expect(executions).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
+		});
+	},
+);
+
+// The spec does not say which answers the platform retries. One it does not retry (404: the
+// workflow not active) must not be taken for an earlier attempt of another delivery's retry:
+// with one entry per attempt, when it is logged between that delivery's first attempt and its
+// retry; with one entry per delivery, when that delivery was created after it.
+describe.each([
+	{ deliveryLog: 'perAttempt', redispatchEntry: 'untouched' },
+	{ deliveryLog: 'perDelivery', redispatchEntry: 'marks' },
+] as const)(
+	'a platform that does not retry a 404 (log $deliveryLog, redispatch $redispatchEntry)',
+	(reading) => {
+		let n8n: Server;
+		let n8nUrl: string;
+		/** what n8n answers the platform's first three requests; then the trigger answers */
+		const scripted = [404, 503, 404];
+		const runsOf = new Map<number, number>();
+		let active: Awaited<ReturnType<typeof subscribed>>;
+		const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
+
+		beforeAll(async () => {
+			await t.sandbox.control.setConfig({
+				...reading,
+				logOrder: 'newestFirst',
+				deliveryMaxAttempts: 2,
+				deliveryBackoffMs: 4_000,
+				deliveryNoRetryStatuses: [404],
+				allowHttpWebhookUrls: true,
+			});
+			n8n = createServer(
+				servingN8n(async ({ headers, rawBody }) => {
+					const status = scripted.shift();
+					if (status !== undefined) return status;
+					const run = await runWebhook(trigger, {
+						parameters,
+						credentials: t.credentials,
+						staticData: active.staticData,
+						headers,
+						rawBody,
+					});
+					if ((run.webhookResponse.workflowData?.[0]?.length ?? 0) > 0) {
+						const { payload } = JSON.parse(rawBody.toString('utf8')) as {
+							payload: { completion: { id: number } };
+						};
+						runsOf.set(payload.completion.id, (runsOf.get(payload.completion.id) ?? 0) + 1);
+					}
+					return run.response.statusCode;
+				}),
+			);
+			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
+			n8nUrl = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}/n8n`;
+		});
+		afterAll(async () => {
+			await t.sandbox.control.setConfig({ deliveryNoRetryStatuses: [] });
+			await new Promise((resolve) => n8n.close(resolve));
+		});
+		beforeEach(() => resetRedispatchMemory());
+
+		test('each delivery answered 404 is redispatched and runs once, beside a retry that went through', async () => {
+			active = await subscribed();
+			const { subscriptionId, context } = active;
+			expect(
+				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
+			).toBe(200);
+			const completions: number[] = [];
+			const ahead = await platformAhead();
+			// n8n's clock follows the platform's (earlier tests moved it): the ledger dates what ran
+			await withAheadClock(async (time) => {
+				time.offset = ahead;
+				// B answered 404 (not retried); A answered 503, retried 4 s later; C answered 404 meanwhile
+				for (let sent = 1; sent <= 3; sent++) {
+					completions.push(
+						(await t.sandbox.control.simulateCompletion({})).completion.completionid,
+					);
+					await t.sandbox.control.waitForDeliveries({ subscriptionId }, sent, 10_000);
+				}
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 20_000);
+				expect([...runsOf]).toEqual([[completions[1], 1]]);
+				time.offset = ahead + SETTLE_MS + 1_000;
+				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				expect(run.failed).toBe(0);
+				expect(run.redispatched).toBeGreaterThanOrEqual(2);
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4 + run.redispatched, 20_000);
+			});
+			const [notRetried, retried, notRetriedAgain] = completions;
+			// nothing lost, nothing twice: the retried delivery may be redispatched too (its first
+			// attempt looks like the others), and the ledger recognises it
+			expect(Object.fromEntries(runsOf)).toEqual({
+				[notRetried]: 1,
+				[retried]: 1,
+				[notRetriedAgain]: 1,
+			});
 		});
 	},
 );

@@ -29,7 +29,7 @@ function storedSubscription(): IDataObject {
 			signingKey: SIGNING_KEY,
 			authToken: 'c'.repeat(64),
 			event: COMPLETION_CREATED,
-			url: 'https://n8n.test/webhook/x',
+			url: 'https://n8n.invalid/webhook/x',
 		},
 	};
 }

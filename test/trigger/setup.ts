@@ -67,7 +67,8 @@ export async function setUpTriggerTests(
 	const sandbox = await startSandbox({
 		quiet: true,
 		rateLimitPerMinute: 100_000,
-		// deliveries go to https://n8n.test/... which does not resolve: one quick attempt, recorded
+		// deliveries go to https://n8n.invalid/..., failed at once without DNS (sandbox/README.md):
+		// one quick attempt, recorded
 		deliveryMaxAttempts: 1,
 		deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
 		...readingUnderTest(),

@@ -138,7 +138,7 @@ describe('activation: create / checkExists / delete', () => {
 		expect((await hook('create', a)).result).toBe(true);
 
 		const kept = stored(a);
-		expect(kept.url).toMatch(/^https:\/\/n8n\.test\/webhook\/.+\/webhook$/);
+		expect(kept.url).toMatch(/^https:\/\/n8n\.invalid\/webhook\/.+\/webhook$/);
 		expect(kept.event).toBe(COMPLETION_CREATED);
 		expect(kept.signingKey).toMatch(/^[0-9a-f]{64}$/);
 		expect(kept.authToken).toMatch(/^[0-9a-f]{64}$/);
@@ -159,7 +159,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('checkExists is false when the subscription was disabled, or the event or URL changed', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/check' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/check' });
 		await activate(a);
 		const id = stored(a).subscriptionId as number;
 		expect((await hook('checkExists', a)).result).toBe(true);
@@ -185,7 +185,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('checkExists is false when the secrets were replaced elsewhere (masked tails differ)', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/rotated' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/rotated' });
 		await activate(a);
 		const id = stored(a).subscriptionId as number;
 		expect(
@@ -200,7 +200,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test("after a disabled subscription, activation adopts it (422 duplicate): the node's secrets, enabled, same id", async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/adopt-disabled' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/adopt-disabled' });
 		await activate(a);
 		const first = { ...stored(a) };
 		await t.api('PATCH', `/${first.subscriptionId as number}`, { is_enabled: false });
@@ -230,11 +230,11 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('with lost static data, create adopts the existing event+url subscription instead of failing', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/adopt-lost' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/adopt-lost' });
 		await activate(a);
 		const first = { ...stored(a) };
 
-		const fresh = activation({ webhookBaseUrl: 'https://n8n.test/adopt-lost' });
+		const fresh = activation({ webhookBaseUrl: 'https://n8n.invalid/adopt-lost' });
 		expect((await hook('checkExists', fresh)).result).toBe(false);
 		expect((await hook('create', fresh)).result).toBe(true);
 		expect(stored(fresh).subscriptionId).toBe(first.subscriptionId);
@@ -247,10 +247,10 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('a changed WEBHOOK_URL moves the subscription in place: the same id, the new URL, the failures logged before kept for recovery', async () => {
-		const a = activation({ webhookBaseUrl: 'https://old.test/webhook' });
+		const a = activation({ webhookBaseUrl: 'https://old.invalid/webhook' });
 		await activate(a);
 		const oldId = stored(a).subscriptionId as number;
-		// old.test does not resolve: a delivery fails and is logged
+		// old.invalid does not resolve: a delivery fails and is logged
 		const failed = await captureDelivery(oldId, () => t.sandbox.control.simulateCompletion({}));
 		expect(failed.status_code).toBeNull();
 
@@ -262,14 +262,14 @@ describe('activation: create / checkExists / delete', () => {
 		const subscription = live.find((s) => s.id === oldId)!;
 		expect(subscription.url).toBe(after.url);
 		expect(subscription.signing_key).toBe(after.signingKey);
-		expect(live.filter((s) => s.url.startsWith('https://old.test/'))).toEqual([]);
+		expect(live.filter((s) => s.url.startsWith('https://old.invalid/'))).toEqual([]);
 		const log = (await t.api('GET', `/${oldId}/logs`)).body.data as Array<{ success: boolean }>;
 		expect(log.some((entry) => entry.success === false)).toBe(true);
 		await hook('delete', moved);
 	});
 
 	test('a moved URL whose subscription is gone (404) gets a new one', async () => {
-		const a = activation({ webhookBaseUrl: 'https://old.test/gone-before-move' });
+		const a = activation({ webhookBaseUrl: 'https://old.invalid/gone-before-move' });
 		await activate(a);
 		const oldId = stored(a).subscriptionId as number;
 		expect((await t.api('DELETE', `/${oldId}`)).status).toBe(204);
@@ -284,7 +284,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('checkExists on a subscription deleted elsewhere (404) clears static data and returns false', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/gone' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/gone' });
 		await activate(a);
 		const id = stored(a).subscriptionId as number;
 		expect((await t.api('DELETE', `/${id}`)).status).toBe(204);
@@ -298,7 +298,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('delete retires the subscription after a grace period, static data keeping it meanwhile; a 404 then is fine', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/delete' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/delete' });
 		await activate(a);
 		const kept = { ...stored(a) };
 		const live = async (id: unknown) =>
@@ -331,7 +331,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('a published edit of the trigger (delete, then at once checkExists) keeps the subscription: the same id, never deleted', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/edit-published' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/edit-published' });
 		const first = { ...(await activate(a)) };
 		await hook('delete', a);
 		// the edit: an option of the trigger changed (what the subscription holds did not)
@@ -350,7 +350,7 @@ describe('activation: create / checkExists / delete', () => {
 	});
 
 	test('a published edit that changes the event: the new subscription is registered, the old one deleted at once', async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/event-changed' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/event-changed' });
 		const first = { ...(await activate(a)) };
 		await hook('delete', a);
 		a.parameters = { ...a.parameters, event: 'Events\\Quiz\\Attempt_completed' };
@@ -399,7 +399,7 @@ describe('activation: create / checkExists / delete', () => {
 			100,
 		);
 
-		const a = activation({ credentials, webhookBaseUrl: 'https://n8n.test/over-cap' });
+		const a = activation({ credentials, webhookBaseUrl: 'https://n8n.invalid/over-cap' });
 		const error = (await hook('create', a).catch((e: Error) => e)) as Error & {
 			description?: string;
 		};
@@ -419,7 +419,7 @@ describe('activation: create / checkExists / delete', () => {
 	test('"listen for test event": the /webhook-test/ URL gets its own subscription, created from empty static data', async () => {
 		const a = activation({ isTest: true });
 		const kept = await activate(a);
-		expect(kept.url).toMatch(/^https:\/\/n8n\.test\/webhook-test\//);
+		expect(kept.url).toMatch(/^https:\/\/n8n\.invalid\/webhook-test\//);
 		const { contentId, userId } = await aCourseAndLearner();
 		const attempt = await captureDelivery(kept.subscriptionId as number, () =>
 			t.sandbox.control.simulateCompletion({ contentId, userId }),
@@ -439,7 +439,7 @@ describe('activation: create / checkExists / delete', () => {
 
 describe('a re-activation racing a delivery', () => {
 	test("a delivery's save of static data loaded before the re-activation does not lock the new subscription out", async () => {
-		const a = activation({ webhookBaseUrl: 'https://n8n.test/race' });
+		const a = activation({ webhookBaseUrl: 'https://n8n.invalid/race' });
 		await activate(a);
 		const before = JSON.parse(JSON.stringify(a.staticData)) as IDataObject; // what a delivery loaded
 		await hook('delete', a);
@@ -491,7 +491,7 @@ describe('deliveries', () => {
 		// The same captured bytes are delivered again and again here to test the checks; the
 		// repeat detection (on by default) is tested in its own block below.
 		a = activation({
-			webhookBaseUrl: 'https://n8n.test/deliveries',
+			webhookBaseUrl: 'https://n8n.invalid/deliveries',
 			parameters: {
 				event: COMPLETION_CREATED,
 				options: { ignoreRepeatedDeliveries: false, recoverMissedDeliveries: false },
@@ -680,7 +680,7 @@ describe('wildcard subscriptions', () => {
 			passOnEvents: [COMPLETION_CREATED],
 			options: { recoverMissedDeliveries: false },
 		};
-		const a = activation({ parameters, webhookBaseUrl: 'https://n8n.test/wildcard' });
+		const a = activation({ parameters, webhookBaseUrl: 'https://n8n.invalid/wildcard' });
 		const kept = await activate(a);
 		expect(kept.event).toBe(COURSES_WILDCARD);
 		const { contentId, userId } = await aCourseAndLearner();
@@ -718,10 +718,10 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 	let retry: DeliveryAttempt;
 
 	beforeAll(async () => {
-		a = activation({ webhookBaseUrl: 'https://n8n.test/repeats' });
+		a = activation({ webhookBaseUrl: 'https://n8n.invalid/repeats' });
 		const kept = await activate(a);
 		const { contentId, userId } = await aCourseAndLearner();
-		// n8n.test does not resolve, so the sandbox retries the delivery: its own retry bytes.
+		// n8n.invalid does not resolve, so the sandbox retries the delivery: its own retry bytes.
 		const subscriptionId = kept.subscriptionId as number;
 		const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
 		const { deliveryMaxAttempts, deliveryBackoffMs } = await t.sandbox.control.getConfig();
@@ -875,7 +875,7 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 		expect(started(await deliver(a, signedFor(a, one), one))).toBe(1);
 		expect(started(await deliver(a, signedFor(a, two), two))).toBe(1);
 
-		const listening = activation({ webhookBaseUrl: 'https://n8n.test/repeats', isTest: true });
+		const listening = activation({ webhookBaseUrl: 'https://n8n.invalid/repeats', isTest: true });
 		await activate(listening);
 		expect(stored(listening).subscriptionId).not.toBe(stored(a).subscriptionId);
 		const onTestUrl = await runWebhook(trigger, {
@@ -912,11 +912,11 @@ describe('a redispatch rendered again from the current records (redispatchPayloa
 	let config: Awaited<ReturnType<typeof t.sandbox.control.getConfig>>;
 
 	beforeAll(async () => {
-		a = activation({ webhookBaseUrl: 'https://n8n.test/rendered-again' });
+		a = activation({ webhookBaseUrl: 'https://n8n.invalid/rendered-again' });
 		subscriptionId = (await activate(a)).subscriptionId as number;
 		learner = await aCourseAndLearner();
 		config = await t.sandbox.control.getConfig();
-		// one attempt each: n8n.test does not resolve, so every attempt is logged as failed
+		// one attempt each: n8n.invalid does not resolve, so every attempt is logged as failed
 		await t.sandbox.control.setConfig({ deliveryMaxAttempts: 1, redispatchPayload: 'current' });
 	});
 	afterAll(async () => {
@@ -968,7 +968,7 @@ describe('replays after the repeat memory is gone (restart, or later than 15 min
 	let sent: IDataObject;
 
 	beforeAll(async () => {
-		a = activation({ webhookBaseUrl: 'https://n8n.test/replays' });
+		a = activation({ webhookBaseUrl: 'https://n8n.invalid/replays' });
 		const kept = await activate(a);
 		const { contentId, userId } = await aCourseAndLearner();
 		const attempt = await captureDelivery(kept.subscriptionId as number, () =>

@@ -35,7 +35,7 @@ function startProcess(startGate?: Promise<void>) {
 	const context = {
 		getWorkflow: () => ({ id: 'wf1' }),
 		getNode: () => ({ id: 'node1' }),
-		getNodeWebhookUrl: () => 'https://n8n.test/webhook/x',
+		getNodeWebhookUrl: () => 'https://n8n.invalid/webhook/x',
 		logger: { info: (m: string) => logs.push(m), warn: (m: string) => logs.push(m) },
 	} as unknown as IWebhookFunctions;
 	return {
