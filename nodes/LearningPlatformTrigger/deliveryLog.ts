@@ -3,6 +3,8 @@
 // request, no clock, nothing of n8n at run time. Why these rules: docs/design.md, "Missed
 // deliveries".
 
+import { continuedAttempts, type Timed } from './attemptChains';
+
 /**
  * How far back failed deliveries are redispatched: an outage of three days (a weekend, Friday
  * evening to Monday morning) with an hour to spare for the first run after it. The delivery
@@ -13,8 +15,6 @@ export const RECOVERY_HORIZON_MS = 73 * 60 * 60_000;
 export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
-/** An attempt logged up to this long before the previous attempt's answer still follows it. */
-const LOG_TIME_TOLERANCE_MS = 1_000;
 
 export interface DeliveryLogEntry {
 	id: number;
@@ -61,20 +61,12 @@ export function verdictOf(
 	return 'redispatch';
 }
 
-interface Timed {
-	entry: DeliveryLogEntry;
-	created: number;
-	updated: number;
-}
-
 /**
  * The failed entries that are the last word on their delivery, so that each delivery the platform
  * could not make is redispatched once under either reading of the log (one entry per delivery
  * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
  * word when
- * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
- *   after it was answered (one entry per attempt), when that attempt can only continue a delivery
- *   of its kind (`continuedBy`);
+ * - a later attempt continues it (one entry per attempt; `continuedAttempts`);
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -90,66 +82,17 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 			timed.push({ entry, created, updated });
 	}
 	timed.sort((a, b) => a.created - b.created || a.entry.id - b.entry.id);
-	const continued = new Set<number>();
+	const failed = timed.filter(({ entry }) => entry.success === false);
+	const continued = continuedAttempts(failed, timed);
 	const newestOfRedispatch = new Map<string, Timed>();
-	for (const [index, later] of timed.entries()) {
+	for (const later of timed) {
 		const deliveryId = later.entry.delivery_id ?? '';
-		if (deliveryId !== '') {
-			const known = newestOfRedispatch.get(deliveryId);
-			if (known) continued.add(known.entry.id);
-			newestOfRedispatch.set(deliveryId, later);
-		}
-		const tries = later.entry.tries ?? 0;
-		if (tries < 2) continue;
-		const candidates: Timed[] = [];
-		for (let i = index - 1; i >= 0; i--) {
-			const earlier = timed[i];
-			if (
-				earlier.entry.success === false &&
-				earlier.entry.tries === tries - 1 &&
-				earlier.entry.event_type === later.entry.event_type &&
-				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
-				!continued.has(earlier.entry.id)
-			)
-				candidates.push(earlier);
-		}
-		const predecessor = continuedBy(later.entry, candidates);
-		if (predecessor) continued.add(predecessor.entry.id);
+		if (deliveryId === '') continue;
+		const known = newestOfRedispatch.get(deliveryId);
+		if (known) continued.add(known.entry.id);
+		newestOfRedispatch.set(deliveryId, later);
 	}
-	return timed
-		.filter(({ entry }) => entry.success === false && !continued.has(entry.id))
-		.map(({ entry }) => entry);
-}
-
-/** Statuses after which a platform that retries anything retries: no answer, time-outs, 5xx. */
-const answersRetried = (status: number | null | undefined): boolean =>
-	status === null ||
-	status === undefined ||
-	status === 408 ||
-	status === 425 ||
-	status === 429 ||
-	status >= 500;
-
-/**
- * Which of the failed attempts that `later` may continue (nearest first) it does continue, if
- * that is certain enough to leave the others as the last word on their deliveries. A platform may
- * not retry some answers (the spec does not say which), and a log of one entry per delivery looks
- * like attempts of one delivery when a failed entry is followed by another with one more try. A
- * wrong pair loses the delivery it takes for continued; an entry left unpaired is redispatched,
- * and the ledger recognises the delivery if it went through. So `later` continues the nearest
- * candidate only when
- * - all candidates were answered with one status: whatever the platform retries, it retries them
- *   alike, so `later` being a retry of one means each of them is retried; and
- * - that status is one a platform retries (no answer, a time-out, 5xx), or `later` was answered
- *   with it too: another 404 after a 404 is its retry; a 200 after a 404 may be another delivery
- *   (one entry per delivery; a 404 not retried).
- */
-function continuedBy(later: DeliveryLogEntry, candidates: Timed[]): Timed | undefined {
-	if (candidates.length === 0) return undefined;
-	const status = candidates[0].entry.status_code ?? null;
-	if (candidates.some(({ entry }) => (entry.status_code ?? null) !== status)) return undefined;
-	if (!answersRetried(status) && (later.status_code ?? null) !== status) return undefined;
-	return candidates[0];
+	return failed.filter(({ entry }) => !continued.has(entry.id)).map(({ entry }) => entry);
 }
 
 /**

@@ -109,8 +109,8 @@ describe('one entry per attempt', () => {
 		const first = attempt(1, 0, false, { status_code: 503 });
 		const notRetried = attempt(1, 2, false, { status_code: 404 });
 		const retry = attempt(2, 5, true);
-		// the retry may continue either: both are named (the ledger recognises the one that went through)
-		expect(ids(finalFailures([retry, notRetried, first]))).toEqual([first.id, notRetried.id]);
+		// a 404 retried would be retried alike (by a 404), so the 200 continues the 503
+		expect(ids(finalFailures([retry, notRetried, first]))).toEqual([notRetried.id]);
 	});
 
 	test('attempts answered alike pair as before: a delivery answered 404 three times is named once', () => {
@@ -138,6 +138,38 @@ describe('one entry per attempt', () => {
 			entries.push(
 				attempt(1, i * 0.1, false, { status_code: null }),
 				attempt(2, i * 0.1 + 5, true),
+			);
+		expect(finalFailures(entries)).toEqual([]);
+	});
+
+	test('an old failure the platform did not retry leaves the retries of later deliveries paired', () => {
+		const notRetried = attempt(1, 0, false, { status_code: 404 });
+		const later: DeliveryLogEntry[] = [];
+		for (let i = 0; i < 5; i++)
+			later.push(
+				attempt(1, 60 + i * 0.2, false, { status_code: 502 }),
+				attempt(2, 65 + i * 0.2, true),
+			);
+		expect(ids(finalFailures([notRetried, ...later]))).toEqual([notRetried.id]);
+	});
+
+	test('a delivery the platform stopped retrying (the subscription was disabled) is named beside a later burst', () => {
+		const stopped = attempt(1, 0, false, { status_code: 502 });
+		const burst: DeliveryLogEntry[] = [];
+		for (let i = 0; i < 5; i++)
+			burst.push(
+				attempt(1, 600 + i * 0.2, false, { status_code: 502 }),
+				attempt(2, 605 + i * 0.2, true),
+			);
+		expect(ids(finalFailures([stopped, ...burst]))).toEqual([stopped.id]);
+	});
+
+	test('failures answered differently and all retried pair each retry', () => {
+		const entries: DeliveryLogEntry[] = [];
+		for (let i = 0; i < 10; i++)
+			entries.push(
+				attempt(1, i * 0.2, false, { status_code: i % 2 ? 502 : null }),
+				attempt(2, i * 0.2 + 5, true),
 			);
 		expect(finalFailures(entries)).toEqual([]);
 	});
