@@ -106,6 +106,51 @@ function servingN8n(
 	};
 }
 
+/**
+ * An http n8n with the trigger of `workflow()` (recovery off): `answerFirst` may answer a request
+ * itself (n8n busy, the workflow not active); otherwise the trigger serves it. Keeps each status
+ * answered and the executions started per completion id.
+ */
+async function n8nRunningTheTrigger(
+	answerFirst: () => number | undefined,
+	workflow: () => { staticData: IDataObject },
+) {
+	const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
+	const answers: number[] = [];
+	const runsOf = new Map<number, number>();
+	const server = createServer(
+		servingN8n(async ({ headers, rawBody }) => {
+			let status = answerFirst();
+			if (status === undefined) {
+				const run = await runWebhook(trigger, {
+					parameters,
+					credentials: t.credentials,
+					staticData: workflow().staticData,
+					headers,
+					rawBody,
+				});
+				if ((run.webhookResponse.workflowData?.[0]?.length ?? 0) > 0) {
+					const { payload } = JSON.parse(rawBody.toString('utf8')) as {
+						payload: { completion: { id: number } };
+					};
+					runsOf.set(payload.completion.id, (runsOf.get(payload.completion.id) ?? 0) + 1);
+				}
+				status = run.response.statusCode;
+			}
+			answers.push(status);
+			return status;
+		}),
+	);
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	return {
+		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/n8n`,
+		answers,
+		runsOf,
+		executions: () => [...runsOf.values()].reduce((sum, n) => sum + n, 0),
+		close: () => new Promise((resolve) => server.close(resolve)),
+	};
+}
+
 /** A subscription whose deliveries fail (n8n down), and a hook context of its workflow. */
 async function subscribed() {
 	const path = `readings-${++paths}`;
@@ -120,6 +165,16 @@ async function subscribed() {
 	await runHook(trigger, 'create', options);
 	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
 	return { subscriptionId, staticData, context: hookContext(trigger, options) };
+}
+
+/** A subscription whose deliveries go to the n8n at `n8nUrl` (http: the sandbox allows it here). */
+async function subscribedTo(n8nUrl: string) {
+	const active = await subscribed();
+	const { subscriptionId } = active;
+	expect(
+		(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
+	).toBe(200);
+	return active;
 }
 
 async function missedDeliveries(subscriptionId: number, count: number) {
@@ -323,13 +378,9 @@ describe.each([
 ] as const)(
 	'retries later than the settle time (log $deliveryLog, redispatch $redispatchEntry, payload $redispatchPayload)',
 	(reading) => {
-		let n8n: Server;
-		let n8nUrl: string;
+		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
 		let busy = true;
-		const answers: number[] = [];
-		let executions = 0;
 		let active: Awaited<ReturnType<typeof subscribed>>;
-		const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
 
 		beforeAll(async () => {
 			await t.sandbox.control.setConfig({
@@ -340,36 +391,17 @@ describe.each([
 				allowHttpWebhookUrls: true,
 			});
 			// n8n with the trigger: busy (503, nothing run) for the first attempt, then running it
-			n8n = createServer(
-				servingN8n(async ({ headers, rawBody }) => {
-					let status = 503;
-					if (!busy) {
-						const run = await runWebhook(trigger, {
-							parameters,
-							credentials: t.credentials,
-							staticData: active.staticData,
-							headers,
-							rawBody,
-						});
-						executions += run.webhookResponse.workflowData?.[0]?.length ?? 0;
-						status = run.response.statusCode;
-					}
-					answers.push(status);
-					return status;
-				}),
+			n8n = await n8nRunningTheTrigger(
+				() => (busy ? 503 : undefined),
+				() => active,
 			);
-			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
-			n8nUrl = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}/n8n`;
 		});
-		afterAll(async () => await new Promise((resolve) => n8n.close(resolve)));
+		afterAll(async () => await n8n.close());
 		beforeEach(() => resetRedispatchMemory());
 
 		test("a delivery redispatched before the platform's late retry runs once", async () => {
-			active = await subscribed();
+			active = await subscribedTo(n8n.url);
 			const { subscriptionId, context } = active;
-			expect(
-				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
-			).toBe(200);
 			await t.sandbox.control.simulateCompletion({});
 			// the first attempt met a busy n8n; the platform's retry is 4 s away
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
@@ -383,8 +415,8 @@ describe.each([
 			});
 			// the redispatch and the late retry both reach n8n
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 3, 20_000);
-			expect(answers).toEqual([503, 200, 200]);
-			expect(executions).toBe(1);
+			expect(n8n.answers).toEqual([503, 200, 200]);
+			expect(n8n.executions()).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
 		});
@@ -401,13 +433,10 @@ describe.each([
 ] as const)(
 	'a platform that does not retry a 404 (log $deliveryLog, redispatch $redispatchEntry)',
 	(reading) => {
-		let n8n: Server;
-		let n8nUrl: string;
+		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
 		/** what n8n answers the platform's first three requests; then the trigger answers */
 		const scripted = [404, 503, 404];
-		const runsOf = new Map<number, number>();
 		let active: Awaited<ReturnType<typeof subscribed>>;
-		const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
 
 		beforeAll(async () => {
 			await t.sandbox.control.setConfig({
@@ -418,41 +447,20 @@ describe.each([
 				deliveryNoRetryStatuses: [404],
 				allowHttpWebhookUrls: true,
 			});
-			n8n = createServer(
-				servingN8n(async ({ headers, rawBody }) => {
-					const status = scripted.shift();
-					if (status !== undefined) return status;
-					const run = await runWebhook(trigger, {
-						parameters,
-						credentials: t.credentials,
-						staticData: active.staticData,
-						headers,
-						rawBody,
-					});
-					if ((run.webhookResponse.workflowData?.[0]?.length ?? 0) > 0) {
-						const { payload } = JSON.parse(rawBody.toString('utf8')) as {
-							payload: { completion: { id: number } };
-						};
-						runsOf.set(payload.completion.id, (runsOf.get(payload.completion.id) ?? 0) + 1);
-					}
-					return run.response.statusCode;
-				}),
+			n8n = await n8nRunningTheTrigger(
+				() => scripted.shift(),
+				() => active,
 			);
-			await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
-			n8nUrl = `http://127.0.0.1:${(n8n.address() as AddressInfo).port}/n8n`;
 		});
 		afterAll(async () => {
 			await t.sandbox.control.setConfig({ deliveryNoRetryStatuses: [] });
-			await new Promise((resolve) => n8n.close(resolve));
+			await n8n.close();
 		});
 		beforeEach(() => resetRedispatchMemory());
 
 		test('each delivery answered 404 is redispatched and runs once, beside a retry that went through', async () => {
-			active = await subscribed();
+			active = await subscribedTo(n8n.url);
 			const { subscriptionId, context } = active;
-			expect(
-				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
-			).toBe(200);
 			const completions: number[] = [];
 			const ahead = await platformAhead();
 			// n8n's clock follows the platform's (earlier tests moved it): the ledger dates what ran
@@ -466,7 +474,7 @@ describe.each([
 					await t.sandbox.control.waitForDeliveries({ subscriptionId }, sent, 10_000);
 				}
 				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 20_000);
-				expect([...runsOf]).toEqual([[completions[1], 1]]);
+				expect([...n8n.runsOf]).toEqual([[completions[1], 1]]);
 				time.offset = ahead + SETTLE_MS + 1_000;
 				const run = await recoverMissedDeliveries.call(context, subscriptionId);
 				// the two 404s: a 404 retried would have been retried by a 404, so the 200 is the 503's
@@ -475,7 +483,7 @@ describe.each([
 			});
 			const [notRetried, retried, notRetriedAgain] = completions;
 			// nothing lost, nothing twice
-			expect(Object.fromEntries(runsOf)).toEqual({
+			expect(Object.fromEntries(n8n.runsOf)).toEqual({
 				[notRetried]: 1,
 				[retried]: 1,
 				[notRetriedAgain]: 1,
