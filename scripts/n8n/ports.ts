@@ -1,3 +1,5 @@
+import { randomInt } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 
 /** True when nothing listens on `host:port` (we can bind it). */
@@ -18,24 +20,35 @@ export async function isPortFreeEverywhere(port: number): Promise<boolean> {
 
 const handedOut = new Set<number>();
 
-/** A port the OS reports free, never the same one twice in this process. */
+/**
+ * Where `freePort` picks: below the range the OS hands out for port 0 and for outgoing
+ * connections (Linux: /proc/sys/net/ipv4/ip_local_port_range, 32768-60999 by default). A harness
+ * stops and starts n8n processes on the same ports (outages, restarts); an OS-assigned port freed
+ * by the stop can meanwhile be handed to any other process on the machine (another n8n stack's
+ * task broker: "n8n Task Broker's port ... is already in use", seen beside a fresh clone's tests).
+ */
+function pickRange(): [number, number] {
+	let ephemeralStart = 32_768;
+	try {
+		const [start] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/);
+		if (Number(start) > 21_000) ephemeralStart = Number(start);
+	} catch {
+		/* not Linux: the default */
+	}
+	return [20_000, ephemeralStart - 1];
+}
+
+/** A port free on every address, outside the OS's ephemeral range, never the same one twice in this process. */
 export async function freePort(): Promise<number> {
-	for (let attempt = 0; attempt < 50; attempt++) {
-		const port = await new Promise<number>((resolve, reject) => {
-			const server = net.createServer();
-			server.unref();
-			server.once('error', reject);
-			server.listen({ port: 0, host: '127.0.0.1' }, () => {
-				const address = server.address() as net.AddressInfo;
-				server.close(() => resolve(address.port));
-			});
-		});
+	const [low, high] = pickRange();
+	for (let attempt = 0; attempt < 200; attempt++) {
+		const port = randomInt(low, high + 1);
 		if (handedOut.has(port)) continue;
 		if (!(await isPortFreeEverywhere(port))) continue;
 		handedOut.add(port);
 		return port;
 	}
-	throw new Error('no free port found');
+	throw new Error(`no free port found between ${low} and ${high}`);
 }
 
 export class PortInUseError extends Error {}
