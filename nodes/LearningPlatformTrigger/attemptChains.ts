@@ -77,14 +77,11 @@ export function continuedAttempts(failed: Timed[], later: Timed[]): Set<number> 
  * Each later attempt matched to its own earlier failed attempt, the nearest free one answered
  * before it was sent (an older one left over may be a delivery the platform stopped retrying, a
  * newer one's retry may still come); undefined when one is left without. An attempt answered
- * with a status that not every retrying platform retries (a 404) goes to a later attempt answered
- * alike first, and to one answered otherwise only when some later attempt was answered alike (the
- * platform retries 404s: a 200 after a 404 is then the delivery going through when the workflow
- * was activated again; without a 404 retried, it may be another delivery).
+ * with a status that not every retrying platform retries goes to a later attempt answered alike,
+ * being good for nothing else.
  */
 function matchAttempts(attempts: Timed[], next: Timed[]): Set<number> | undefined {
 	const matched = new Set<number>();
-	const answeredAgain = new Set(next.map(({ entry }) => statusOf(entry)));
 	const retriable: Timed[] = [];
 	const alike = new Map<Status, Timed[]>();
 	let eligible = 0;
@@ -101,52 +98,23 @@ function matchAttempts(attempts: Timed[], next: Timed[]): Set<number> | undefine
 			}
 		}
 		const chosen =
-			takeNearest(alike.get(statusOf(attempt.entry)), attempt) ??
-			takeNearest(retriable, attempt) ??
-			takeNearestOf(
-				[...alike].filter(([status]) => answeredAgain.has(status)).map(([, free]) => free),
-				attempt,
-			);
+			takeNearest(alike.get(statusOf(attempt.entry)), attempt) ?? takeNearest(retriable, attempt);
 		if (!chosen) return undefined;
 		matched.add(chosen.entry.id);
 	}
 	return matched;
 }
 
-/** `takeNearest` over several lists: the newest of their candidates. */
-function takeNearestOf(lists: Timed[][], attempt: Timed): Timed | undefined {
-	let best: Timed[] | undefined;
-	let bestAt = -Infinity;
-	for (const free of lists) {
-		const candidate = peekNearest(free, attempt);
-		if (candidate && candidate.updated > bestAt) {
-			best = free;
-			bestAt = candidate.updated;
-		}
-	}
-	return takeNearest(best, attempt);
-}
-
 /**
- * Where in `free` (answered in time, oldest first) is the newest logged before `attempt`: within
- * the tolerance an attempt answered in time may have been logged after it. -1: none.
+ * Takes the newest of `free` (answered in time, oldest first) logged before `attempt`: within
+ * the tolerance an attempt answered in time may have been logged after it.
  */
-function nearestIndex(free: Timed[], attempt: Timed): number {
+function takeNearest(free: Timed[] | undefined, attempt: Timed): Timed | undefined {
+	if (!free) return undefined;
 	for (let i = free.length - 1; i >= 0; i--) {
 		const { created, entry } = free[i];
 		if (created < attempt.created || (created === attempt.created && entry.id < attempt.entry.id))
-			return i;
+			return free.splice(i, 1)[0];
 	}
-	return -1;
-}
-
-function peekNearest(free: Timed[], attempt: Timed): Timed | undefined {
-	const i = nearestIndex(free, attempt);
-	return i < 0 ? undefined : free[i];
-}
-
-function takeNearest(free: Timed[] | undefined, attempt: Timed): Timed | undefined {
-	if (!free) return undefined;
-	const i = nearestIndex(free, attempt);
-	return i < 0 ? undefined : free.splice(i, 1)[0];
+	return undefined;
 }

@@ -174,27 +174,6 @@ describe('one entry per attempt', () => {
 		expect(finalFailures(entries)).toEqual([]);
 	});
 
-	test('404s the platform retried, one through after the workflow was activated again, leave later retries paired', () => {
-		const inactive = [
-			attempt(1, 0, false, { status_code: 404 }),
-			attempt(2, 5, false, { status_code: 404 }),
-			attempt(3, 15, false, { status_code: 404 }),
-		];
-		const activatedMeanwhile = [
-			attempt(1, 1, false, { status_code: 404 }),
-			attempt(2, 6, true, { status_code: 200 }),
-		];
-		const later: DeliveryLogEntry[] = [];
-		for (let i = 0; i < 5; i++)
-			later.push(
-				attempt(1, 600 + i * 0.2, false, { status_code: 502 }),
-				attempt(2, 605 + i * 0.2, true),
-			);
-		expect(ids(finalFailures([...inactive, ...activatedMeanwhile, ...later]))).toEqual([
-			inactive[2].id,
-		]);
-	});
-
 	test('events of another type do not continue each other', () => {
 		const created = attempt(1, 0, false);
 		const updated = attempt(2, 5, true, { event_type: 'Events\\Courses\\Completion_updated' });
