@@ -3,8 +3,6 @@
 // request, no clock, nothing of n8n at run time. Why these rules: docs/design.md, "Missed
 // deliveries".
 
-import { continuedAttempts, type Timed } from './attemptChains';
-
 /**
  * How far back failed deliveries are redispatched: an outage of three days (a weekend, Friday
  * evening to Monday morning) with an hour to spare for the first run after it. The delivery
@@ -15,6 +13,8 @@ export const RECOVERY_HORIZON_MS = 73 * 60 * 60_000;
 export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
+/** An attempt logged up to this long before the previous attempt's answer still follows it. */
+const LOG_TIME_TOLERANCE_MS = 1_000;
 
 export interface DeliveryLogEntry {
 	id: number;
@@ -61,12 +61,19 @@ export function verdictOf(
 	return 'redispatch';
 }
 
+interface Timed {
+	entry: DeliveryLogEntry;
+	created: number;
+	updated: number;
+}
+
 /**
  * The failed entries that are the last word on their delivery, so that each delivery the platform
  * could not make is redispatched once under either reading of the log (one entry per delivery
  * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
  * word when
- * - a later attempt continues it (one entry per attempt; `continuedAttempts`);
+ * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
+ *   after it was answered (one entry per attempt; each continuing entry takes one, the nearest);
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -82,17 +89,34 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 			timed.push({ entry, created, updated });
 	}
 	timed.sort((a, b) => a.created - b.created || a.entry.id - b.entry.id);
-	const failed = timed.filter(({ entry }) => entry.success === false);
-	const continued = continuedAttempts(failed, timed);
+	const continued = new Set<number>();
 	const newestOfRedispatch = new Map<string, Timed>();
-	for (const later of timed) {
+	for (const [index, later] of timed.entries()) {
 		const deliveryId = later.entry.delivery_id ?? '';
-		if (deliveryId === '') continue;
-		const known = newestOfRedispatch.get(deliveryId);
-		if (known) continued.add(known.entry.id);
-		newestOfRedispatch.set(deliveryId, later);
+		if (deliveryId !== '') {
+			const known = newestOfRedispatch.get(deliveryId);
+			if (known) continued.add(known.entry.id);
+			newestOfRedispatch.set(deliveryId, later);
+		}
+		const tries = later.entry.tries ?? 0;
+		if (tries < 2) continue;
+		for (let i = index - 1; i >= 0; i--) {
+			const earlier = timed[i];
+			if (
+				earlier.entry.success === false &&
+				earlier.entry.tries === tries - 1 &&
+				earlier.entry.event_type === later.entry.event_type &&
+				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
+				!continued.has(earlier.entry.id)
+			) {
+				continued.add(earlier.entry.id);
+				break;
+			}
+		}
 	}
-	return failed.filter(({ entry }) => !continued.has(entry.id)).map(({ entry }) => entry);
+	return timed
+		.filter(({ entry }) => entry.success === false && !continued.has(entry.id))
+		.map(({ entry }) => entry);
 }
 
 /**

@@ -1,11 +1,10 @@
 /**
  * Recovery under every reading of the platform that the spec leaves open (sandbox switches
- * `deliveryLog`, `redispatchEntry`, `logOrder`, `redispatchPayload`, the retry schedule,
- * `deliveryNoRetryStatuses`): a redispatch that went through is never asked for again, a history
- * older than recovery reaches back does not hide the newest failures, a declined redispatch is
- * not asked for again, a failure the platform does not retry is not taken for another delivery's
- * attempt. Deliveries fail while the subscription points at https://n8n.invalid (failed at once,
- * as when n8n is down); then it points at a local receiver that answers 200, as n8n back up.
+ * `deliveryLog`, `redispatchEntry`, `logOrder`, `redispatchPayload`, the retry schedule): a
+ * redispatch that went through is never asked for again, a history older than recovery reaches
+ * back does not hide the newest failures, a declined redispatch is not asked for again.
+ * Deliveries fail while the subscription points at https://n8n.invalid (failed at once, as when
+ * n8n is down); then it points at a local receiver that answers 200, as n8n back up.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
@@ -419,75 +418,6 @@ describe.each([
 			expect(n8n.executions()).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
-		});
-	},
-);
-
-// The spec does not say which answers the platform retries. One it does not retry (404: the
-// workflow not active) must not be taken for an earlier attempt of another delivery's retry:
-// with one entry per attempt, when it is logged between that delivery's first attempt and its
-// retry; with one entry per delivery, when that delivery was created after it.
-describe.each([
-	{ deliveryLog: 'perAttempt', redispatchEntry: 'untouched' },
-	{ deliveryLog: 'perDelivery', redispatchEntry: 'marks' },
-] as const)(
-	'a platform that does not retry a 404 (log $deliveryLog, redispatch $redispatchEntry)',
-	(reading) => {
-		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
-		/** what n8n answers the platform's first three requests; then the trigger answers */
-		const scripted = [404, 503, 404];
-		let active: Awaited<ReturnType<typeof subscribed>>;
-
-		beforeAll(async () => {
-			await t.sandbox.control.setConfig({
-				...reading,
-				logOrder: 'newestFirst',
-				deliveryMaxAttempts: 2,
-				deliveryBackoffMs: 4_000,
-				deliveryNoRetryStatuses: [404],
-				allowHttpWebhookUrls: true,
-			});
-			n8n = await n8nRunningTheTrigger(
-				() => scripted.shift(),
-				() => active,
-			);
-		});
-		afterAll(async () => {
-			await t.sandbox.control.setConfig({ deliveryNoRetryStatuses: [] });
-			await n8n.close();
-		});
-		beforeEach(() => resetRedispatchMemory());
-
-		test('each delivery answered 404 is redispatched and runs once, beside a retry that went through', async () => {
-			active = await subscribedTo(n8n.url);
-			const { subscriptionId, context } = active;
-			const completions: number[] = [];
-			const ahead = await platformAhead();
-			// n8n's clock follows the platform's (earlier tests moved it): the ledger dates what ran
-			await withAheadClock(async (time) => {
-				time.offset = ahead;
-				// B answered 404 (not retried); A answered 503, retried 4 s later; C answered 404 meanwhile
-				for (let sent = 1; sent <= 3; sent++) {
-					completions.push(
-						(await t.sandbox.control.simulateCompletion({})).completion.completionid,
-					);
-					await t.sandbox.control.waitForDeliveries({ subscriptionId }, sent, 10_000);
-				}
-				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 20_000);
-				expect([...n8n.runsOf]).toEqual([[completions[1], 1]]);
-				time.offset = ahead + SETTLE_MS + 1_000;
-				const run = await recoverMissedDeliveries.call(context, subscriptionId);
-				// the two 404s: a 404 retried would have been retried by a 404, so the 200 is the 503's
-				expect(run).toMatchObject({ redispatched: 2, failed: 0 });
-				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 6, 20_000);
-			});
-			const [notRetried, retried, notRetriedAgain] = completions;
-			// nothing lost, nothing twice
-			expect(Object.fromEntries(n8n.runsOf)).toEqual({
-				[notRetried]: 1,
-				[retried]: 1,
-				[notRetriedAgain]: 1,
-			});
 		});
 	},
 );

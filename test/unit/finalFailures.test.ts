@@ -105,14 +105,6 @@ describe('one entry per attempt', () => {
 		expect(finalFailures([...entries, last, { ...last }])).toEqual([last]);
 	});
 
-	test("a failure the platform did not retry, logged between another delivery's first attempt and its retry, is named", () => {
-		const first = attempt(1, 0, false, { status_code: 503 });
-		const notRetried = attempt(1, 2, false, { status_code: 404 });
-		const retry = attempt(2, 5, true);
-		// a 404 retried would be retried alike (by a 404), so the 200 continues the 503
-		expect(ids(finalFailures([retry, notRetried, first]))).toEqual([notRetried.id]);
-	});
-
 	test('attempts answered alike pair as before: a delivery answered 404 three times is named once', () => {
 		const chain = [
 			attempt(1, 0, false, { status_code: 404 }),
@@ -120,16 +112,6 @@ describe('one entry per attempt', () => {
 			attempt(3, 15, false, { status_code: 404 }),
 		];
 		expect(ids(finalFailures(chain))).toEqual([chain[2].id]);
-	});
-
-	test('a 404 is not taken for the first attempt of a retry answered otherwise', () => {
-		const notRetried = attempt(1, 0, false, { status_code: 404 });
-		expect(ids(finalFailures([notRetried, attempt(2, 5, true)]))).toEqual([notRetried.id]);
-		const failedOtherwise = attempt(2, 5, false, { status_code: 502 });
-		expect(ids(finalFailures([notRetried, failedOtherwise]))).toEqual([
-			notRetried.id,
-			failedOtherwise.id,
-		]);
 	});
 
 	test('a burst of failures answered alike (no answer) pairs each retry', () => {
@@ -189,16 +171,6 @@ describe('one entry per delivery', () => {
 		];
 		const through = [attempt(1, 1, true), attempt(2, 3, true, { updated_at: at(9) })];
 		expect(ids(finalFailures([...failed, ...through]))).toEqual(ids(failed));
-	});
-
-	test('a 404 the platform did not retry is named beside a later delivery that went through on its second try', () => {
-		const notRetried = attempt(1, 0, false, { status_code: 404 });
-		const throughOnRetry = attempt(2, 3, true, { updated_at: at(9) });
-		const failedThroughout = attempt(3, 4, false, { updated_at: at(20) });
-		expect(ids(finalFailures([notRetried, throughOnRetry, failedThroughout]))).toEqual([
-			notRetried.id,
-			failedThroughout.id,
-		]);
 	});
 
 	test('a redispatched entry is its redispatch: named while it failed again, not once it went through', () => {
