@@ -27,7 +27,7 @@ const handedOut = new Set<number>();
  * by the stop can meanwhile be handed to any other process on the machine (another n8n stack's
  * task broker: "n8n Task Broker's port ... is already in use", seen beside a fresh clone's tests).
  */
-function pickRange(): [number, number] {
+export const HARNESS_PORTS: { low: number; high: number } = (() => {
 	let ephemeralStart = 32_768;
 	try {
 		const [start] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').split(/\s+/);
@@ -35,12 +35,12 @@ function pickRange(): [number, number] {
 	} catch {
 		/* not Linux: the default */
 	}
-	return [20_000, ephemeralStart - 1];
-}
+	return { low: 20_000, high: ephemeralStart - 1 };
+})();
 
-/** A port free on every address, outside the OS's ephemeral range, never the same one twice in this process. */
+/** A port free on every address, in `HARNESS_PORTS`, never the same one twice in this process. */
 export async function freePort(): Promise<number> {
-	const [low, high] = pickRange();
+	const { low, high } = HARNESS_PORTS;
 	for (let attempt = 0; attempt < 200; attempt++) {
 		const port = randomInt(low, high + 1);
 		if (handedOut.has(port)) continue;

@@ -107,16 +107,15 @@ function servingN8n(
 
 /**
  * An http n8n with the trigger of `workflow()` (recovery off): `answerFirst` may answer a request
- * itself (n8n busy, the workflow not active); otherwise the trigger serves it. Keeps each status
- * answered and the executions started per completion id.
+ * itself (n8n busy); otherwise the trigger serves it. Keeps each status answered and counts the
+ * executions started.
  */
 async function n8nRunningTheTrigger(
 	answerFirst: () => number | undefined,
 	workflow: () => { staticData: IDataObject },
 ) {
 	const parameters = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } };
-	const answers: number[] = [];
-	const runsOf = new Map<number, number>();
+	const served = { answers: [] as number[], executions: 0 };
 	const server = createServer(
 		servingN8n(async ({ headers, rawBody }) => {
 			let status = answerFirst();
@@ -128,24 +127,17 @@ async function n8nRunningTheTrigger(
 					headers,
 					rawBody,
 				});
-				if ((run.webhookResponse.workflowData?.[0]?.length ?? 0) > 0) {
-					const { payload } = JSON.parse(rawBody.toString('utf8')) as {
-						payload: { completion: { id: number } };
-					};
-					runsOf.set(payload.completion.id, (runsOf.get(payload.completion.id) ?? 0) + 1);
-				}
+				served.executions += run.webhookResponse.workflowData?.[0]?.length ?? 0;
 				status = run.response.statusCode;
 			}
-			answers.push(status);
+			served.answers.push(status);
 			return status;
 		}),
 	);
 	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
 	return {
 		url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/n8n`,
-		answers,
-		runsOf,
-		executions: () => [...runsOf.values()].reduce((sum, n) => sum + n, 0),
+		served,
 		close: () => new Promise((resolve) => server.close(resolve)),
 	};
 }
@@ -164,16 +156,6 @@ async function subscribed() {
 	await runHook(trigger, 'create', options);
 	const subscriptionId = (staticData[NODE_KEY] as IDataObject).subscriptionId as number;
 	return { subscriptionId, staticData, context: hookContext(trigger, options) };
-}
-
-/** A subscription whose deliveries go to the n8n at `n8nUrl` (http: the sandbox allows it here). */
-async function subscribedTo(n8nUrl: string) {
-	const active = await subscribed();
-	const { subscriptionId } = active;
-	expect(
-		(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` })).status,
-	).toBe(200);
-	return active;
 }
 
 async function missedDeliveries(subscriptionId: number, count: number) {
@@ -399,8 +381,12 @@ describe.each([
 		beforeEach(() => resetRedispatchMemory());
 
 		test("a delivery redispatched before the platform's late retry runs once", async () => {
-			active = await subscribedTo(n8n.url);
+			active = await subscribed();
 			const { subscriptionId, context } = active;
+			expect(
+				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8n.url}/${subscriptionId}` }))
+					.status,
+			).toBe(200);
 			await t.sandbox.control.simulateCompletion({});
 			// the first attempt met a busy n8n; the platform's retry is 4 s away
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
@@ -414,8 +400,8 @@ describe.each([
 			});
 			// the redispatch and the late retry both reach n8n
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 3, 20_000);
-			expect(n8n.answers).toEqual([503, 200, 200]);
-			expect(n8n.executions()).toBe(1);
+			expect(n8n.served.answers).toEqual([503, 200, 200]);
+			expect(n8n.served.executions).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
 		});

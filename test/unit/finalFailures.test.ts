@@ -39,6 +39,22 @@ function attempt(
 
 const ids = (entries: DeliveryLogEntry[]) => entries.map((e) => e.id).sort((a, b) => a - b);
 
+/** `count` deliveries `spacing` s apart from `start`, each failing once (`status`), through 5 s on. */
+function retriedBurst(
+	start: number,
+	count: number,
+	spacing: number,
+	status: (index: number) => number | null,
+): DeliveryLogEntry[] {
+	const entries: DeliveryLogEntry[] = [];
+	for (let i = 0; i < count; i++)
+		entries.push(
+			attempt(1, start + i * spacing, false, { status_code: status(i) }),
+			attempt(2, start + i * spacing + 5, true),
+		);
+	return entries;
+}
+
 describe('one entry per attempt', () => {
 	test('a delivery that failed every attempt is named once, by its last attempt', () => {
 		const chain = [attempt(1, 0, false), attempt(2, 5, false), attempt(3, 15, false)];
@@ -115,44 +131,23 @@ describe('one entry per attempt', () => {
 	});
 
 	test('a burst of failures answered alike (no answer) pairs each retry', () => {
-		const entries: DeliveryLogEntry[] = [];
-		for (let i = 0; i < 10; i++)
-			entries.push(
-				attempt(1, i * 0.1, false, { status_code: null }),
-				attempt(2, i * 0.1 + 5, true),
-			);
-		expect(finalFailures(entries)).toEqual([]);
+		expect(finalFailures(retriedBurst(0, 10, 0.1, () => null))).toEqual([]);
 	});
 
 	test('an old failure the platform did not retry leaves the retries of later deliveries paired', () => {
 		const notRetried = attempt(1, 0, false, { status_code: 404 });
-		const later: DeliveryLogEntry[] = [];
-		for (let i = 0; i < 5; i++)
-			later.push(
-				attempt(1, 60 + i * 0.2, false, { status_code: 502 }),
-				attempt(2, 65 + i * 0.2, true),
-			);
+		const later = retriedBurst(60, 5, 0.2, () => 502);
 		expect(ids(finalFailures([notRetried, ...later]))).toEqual([notRetried.id]);
 	});
 
 	test('a delivery the platform stopped retrying (the subscription was disabled) is named beside a later burst', () => {
 		const stopped = attempt(1, 0, false, { status_code: 502 });
-		const burst: DeliveryLogEntry[] = [];
-		for (let i = 0; i < 5; i++)
-			burst.push(
-				attempt(1, 600 + i * 0.2, false, { status_code: 502 }),
-				attempt(2, 605 + i * 0.2, true),
-			);
+		const burst = retriedBurst(600, 5, 0.2, () => 502);
 		expect(ids(finalFailures([stopped, ...burst]))).toEqual([stopped.id]);
 	});
 
 	test('failures answered differently and all retried pair each retry', () => {
-		const entries: DeliveryLogEntry[] = [];
-		for (let i = 0; i < 10; i++)
-			entries.push(
-				attempt(1, i * 0.2, false, { status_code: i % 2 ? 502 : null }),
-				attempt(2, i * 0.2 + 5, true),
-			);
+		const entries = retriedBurst(0, 10, 0.2, (i) => (i % 2 ? 502 : null));
 		expect(finalFailures(entries)).toEqual([]);
 	});
 
