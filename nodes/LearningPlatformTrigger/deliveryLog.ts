@@ -15,6 +15,11 @@ export const SETTLE_MS = 30_000;
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
 /** An attempt logged up to this long before the previous attempt's answer still follows it. */
 const LOG_TIME_TOLERANCE_MS = 1_000;
+/**
+ * How much longer than its answer took an entry may have been open and still hold one attempt:
+ * the log's times are whole seconds, and the platform writes the entry a moment after the answer.
+ */
+const ONE_ATTEMPT_SPAN_SLACK_MS = 3_000;
 
 export interface DeliveryLogEntry {
 	id: number;
@@ -23,6 +28,7 @@ export interface DeliveryLogEntry {
 	success?: boolean;
 	tries?: number;
 	status_code?: number | null;
+	response_time_ms?: number | null;
 	redispatched?: boolean;
 	created_at?: string;
 	updated_at?: string;
@@ -68,12 +74,24 @@ interface Timed {
 }
 
 /**
+ * Whether the entry was open for longer than its last answer took: it holds several attempts, so
+ * the log keeps one entry per delivery, and no entry continues another by `tries`. A redispatch's
+ * flag moves `updated_at`, so a flagged entry does not tell.
+ */
+function holdsSeveralAttempts({ entry, created, updated }: Timed): boolean {
+	if (entry.redispatched === true || typeof entry.response_time_ms !== 'number') return false;
+	return updated - created > entry.response_time_ms + ONE_ATTEMPT_SPAN_SLACK_MS;
+}
+
+/**
  * The failed entries that are the last word on their delivery, so that each delivery the platform
  * could not make is redispatched once under either reading of the log (one entry per delivery
  * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
  * word when
- * - a later attempt continues it: an entry of the same event with `tries` one higher, logged
- *   after it was answered (one entry per attempt; each continuing entry takes one, the nearest);
+ * - a later attempt continues it: an entry of the same event and `delivery_id` (or the entry a
+ *   redispatch was asked for, marked with its id) with `tries` one higher, logged after it was
+ *   answered (one entry per attempt; each continuing entry takes one, the nearest), neither of
+ *   them holding several attempts;
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -93,19 +111,25 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 	const newestOfRedispatch = new Map<string, Timed>();
 	for (const [index, later] of timed.entries()) {
 		const deliveryId = later.entry.delivery_id ?? '';
+		// the first entry holding a redispatch's id is the one asked for when the platform marks it
+		// (its `tries` still its own attempt's): it may continue an attempt of its own delivery
+		let askedFor = false;
 		if (deliveryId !== '') {
 			const known = newestOfRedispatch.get(deliveryId);
 			if (known) continued.add(known.entry.id);
+			else askedFor = true;
 			newestOfRedispatch.set(deliveryId, later);
 		}
 		const tries = later.entry.tries ?? 0;
-		if (tries < 2) continue;
+		if (tries < 2 || holdsSeveralAttempts(later)) continue;
 		for (let i = index - 1; i >= 0; i--) {
 			const earlier = timed[i];
 			if (
 				earlier.entry.success === false &&
 				earlier.entry.tries === tries - 1 &&
 				earlier.entry.event_type === later.entry.event_type &&
+				(askedFor || (earlier.entry.delivery_id ?? '') === deliveryId) &&
+				!holdsSeveralAttempts(earlier) &&
 				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
 				!continued.has(earlier.entry.id)
 			) {

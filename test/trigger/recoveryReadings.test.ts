@@ -33,6 +33,7 @@ import { exchangeElsewhere, withPair } from '../transport/helpers';
 import {
 	askedEntriesOf,
 	DELIVERY_TIMEOUT_MS,
+	platformReading,
 	redispatchRequestsOf,
 	setUpTriggerTests,
 	type TriggerTestContext,
@@ -404,6 +405,68 @@ describe.each([
 			expect(n8n.served.executions).toBe(1);
 			const attempts = await t.sandbox.control.deliveries({ subscriptionId });
 			expect(new Set(attempts.map((a) => a.delivery_ref)).size).toBe(1);
+		});
+	},
+);
+
+// The spec shows no retry schedule and no answers left unretried. With one entry per delivery, a
+// later delivery that went through on its second try has `tries` 2 and was logged after the first
+// delivery's 404: by `tries` and time it could be that 404's retry, by its span it is not.
+describe.each(['marks', 'untouched'] as const)(
+	'a platform that does not retry a 404 (log perDelivery, redispatch %s, retries 6 s apart)',
+	(redispatchEntry) => {
+		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
+		const busyAnswers: number[] = [];
+		let active: Awaited<ReturnType<typeof subscribed>>;
+
+		beforeAll(async () => {
+			await t.sandbox.control.setConfig({
+				deliveryLog: 'perDelivery',
+				redispatchEntry,
+				logOrder: 'newestFirst',
+				deliveryNoRetryStatuses: [404],
+				deliveryMaxAttempts: 2,
+				deliveryBackoffMs: 6_000,
+				allowHttpWebhookUrls: true,
+			});
+			// n8n answers from `busyAnswers` while it has any, then runs the trigger
+			n8n = await n8nRunningTheTrigger(
+				() => busyAnswers.shift(),
+				() => active,
+			);
+		});
+		afterAll(async () => {
+			await n8n.close();
+			const { deliveryNoRetryStatuses } = platformReading;
+			await t.sandbox.control.setConfig({ deliveryNoRetryStatuses });
+		});
+		beforeEach(() => resetRedispatchMemory());
+
+		test('the 404 is redispatched beside a later delivery that went through on its second try', async () => {
+			active = await subscribed();
+			const { subscriptionId, context } = active;
+			expect(
+				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8n.url}/${subscriptionId}` }))
+					.status,
+			).toBe(200);
+			// the first completion meets a 404 (not retried); the second a 503, then its retry runs
+			busyAnswers.push(404, 503);
+			await t.sandbox.control.simulateCompletion({});
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
+			await t.sandbox.control.simulateCompletion({});
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 3, 20_000);
+			expect(n8n.served).toEqual({ answers: [404, 503, 200], executions: 1 });
+
+			const ahead = await platformAhead();
+			await withAheadClock(async (time) => {
+				time.offset = ahead + SETTLE_MS + 1_000;
+				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				expect(run).toMatchObject({ redispatched: 1, failed: 0 });
+			});
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 20_000);
+			expect(n8n.served).toEqual({ answers: [404, 503, 200, 200], executions: 2 });
+			const [first] = await t.sandbox.control.deliveries({ subscriptionId });
+			expect(await askedEntriesOf(t.sandbox, subscriptionId)).toEqual([first.log_id]);
 		});
 	},
 );

@@ -151,6 +151,35 @@ describe('one entry per attempt', () => {
 		expect(finalFailures(entries)).toEqual([]);
 	});
 
+	test("a redispatch's attempts and a delivery's attempts do not continue each other", () => {
+		// a redispatch's first attempt fails, a 404 the platform leaves, between a delivery's
+		// first attempt and its retry; the redispatch's retry comes after a 404 of the delivery's
+		const redispatched = { redispatched: true, delivery_id: 'r-1' };
+		const delivered = attempt(1, 0, false);
+		const redispatchNotRetried = attempt(1, 2, false, { ...redispatched, status_code: 404 });
+		const deliveredRetry = attempt(2, 5, true);
+		expect(ids(finalFailures([delivered, redispatchNotRetried, deliveredRetry]))).toEqual([
+			redispatchNotRetried.id,
+		]);
+		const redispatchFirst = attempt(1, 10, false, redispatched);
+		const notRetried = attempt(1, 12, false, { status_code: 404 });
+		const redispatchRetry = attempt(2, 15, true, redispatched);
+		expect(ids(finalFailures([redispatchFirst, notRetried, redispatchRetry]))).toEqual([
+			notRetried.id,
+		]);
+	});
+
+	test("an attempt's entry written seconds after its answer, or after a time-out, still continues and is continued", () => {
+		const late = { created_at: at(0), updated_at: at(3), response_time_ms: 900 };
+		const timedOut = { created_at: at(10), updated_at: at(40), response_time_ms: 30_000 };
+		const chain = [
+			attempt(1, 0, false, late),
+			attempt(2, 10, false, timedOut),
+			attempt(3, 50, true, { response_time_ms: 200 }),
+		];
+		expect(finalFailures(chain)).toEqual([]);
+	});
+
 	test('events of another type do not continue each other', () => {
 		const created = attempt(1, 0, false);
 		const updated = attempt(2, 5, true, { event_type: 'Events\\Courses\\Completion_updated' });
@@ -166,6 +195,15 @@ describe('one entry per delivery', () => {
 		];
 		const through = [attempt(1, 1, true), attempt(2, 3, true, { updated_at: at(9) })];
 		expect(ids(finalFailures([...failed, ...through]))).toEqual(ids(failed));
+	});
+
+	test("a delivery that went through on its second try, seconds after another's 404 the platform did not retry, leaves that 404 named", () => {
+		const notRetried = attempt(1, 0, false, { status_code: 404, response_time_ms: 200 });
+		// dispatched at 2 s, its first attempt answered 502, its retry 10 s later answered 200
+		const second = attempt(2, 2, true, { updated_at: at(13), response_time_ms: 150 });
+		expect(ids(finalFailures([notRetried, second]))).toEqual([notRetried.id]);
+		const failedTwice = attempt(2, 2, false, { updated_at: at(13), response_time_ms: 150 });
+		expect(ids(finalFailures([notRetried, failedTwice]))).toEqual(ids([notRetried, failedTwice]));
 	});
 
 	test('a redispatched entry is its redispatch: named while it failed again, not once it went through', () => {
