@@ -159,6 +159,15 @@ async function subscribed() {
 	return { subscriptionId, staticData, context: hookContext(trigger, options) };
 }
 
+/** A subscription as `subscribed()` makes, whose deliveries then go to the n8n at `n8nUrl`. */
+async function subscribedTo(n8nUrl: string) {
+	const active = await subscribed();
+	const { subscriptionId } = active;
+	const answer = await t.api('PATCH', `/${subscriptionId}`, { url: `${n8nUrl}/${subscriptionId}` });
+	expect(answer.status).toBe(200);
+	return active;
+}
+
 async function missedDeliveries(subscriptionId: number, count: number) {
 	const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
 	for (let i = 0; i < count; i += 20)
@@ -382,12 +391,8 @@ describe.each([
 		beforeEach(() => resetRedispatchMemory());
 
 		test("a delivery redispatched before the platform's late retry runs once", async () => {
-			active = await subscribed();
+			active = await subscribedTo(n8n.url);
 			const { subscriptionId, context } = active;
-			expect(
-				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8n.url}/${subscriptionId}` }))
-					.status,
-			).toBe(200);
 			await t.sandbox.control.simulateCompletion({});
 			// the first attempt met a busy n8n; the platform's retry is 4 s away
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
@@ -443,12 +448,8 @@ describe.each(['marks', 'untouched'] as const)(
 		beforeEach(() => resetRedispatchMemory());
 
 		test('the 404 is redispatched beside a later delivery that went through on its second try', async () => {
-			active = await subscribed();
+			active = await subscribedTo(n8n.url);
 			const { subscriptionId, context } = active;
-			expect(
-				(await t.api('PATCH', `/${subscriptionId}`, { url: `${n8n.url}/${subscriptionId}` }))
-					.status,
-			).toBe(200);
 			// the first completion meets a 404 (not retried); the second a 503, then its retry runs
 			busyAnswers.push(404, 503);
 			await t.sandbox.control.simulateCompletion({});
