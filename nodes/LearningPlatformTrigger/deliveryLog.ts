@@ -89,7 +89,8 @@ function holdsSeveralAttempts({ entry, created, updated }: Timed): boolean {
  * counting `tries`, or one entry per attempt, `tries` being its number). An entry is not the last
  * word when
  * - a later attempt continues it: an entry of the same event and `delivery_id` (or the entry a
- *   redispatch was asked for, marked with its id) with `tries` one higher, logged after it was
+ *   redispatch was asked for, marked with its id, when the redispatch's attempts are entries of
+ *   their own) with `tries` one higher, logged after it was
  *   answered (one entry per attempt; each continuing entry takes one, the nearest), neither of
  *   them holding several attempts;
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
@@ -107,17 +108,25 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 			timed.push({ entry, created, updated });
 	}
 	timed.sort((a, b) => a.created - b.created || a.entry.id - b.entry.id);
+	const entriesOfRedispatch = new Map<string, number>();
+	for (const { entry } of timed) {
+		const deliveryId = entry.delivery_id ?? '';
+		if (deliveryId !== '')
+			entriesOfRedispatch.set(deliveryId, (entriesOfRedispatch.get(deliveryId) ?? 0) + 1);
+	}
 	const continued = new Set<number>();
 	const newestOfRedispatch = new Map<string, Timed>();
 	for (const [index, later] of timed.entries()) {
 		const deliveryId = later.entry.delivery_id ?? '';
-		// the first entry holding a redispatch's id is the one asked for when the platform marks it
-		// (its `tries` still its own attempt's): it may continue an attempt of its own delivery
+		// the first of several entries holding a redispatch's id is the one asked for, marked with
+		// it, and the redispatch's attempts are entries of their own (one entry per attempt): its
+		// `tries` are still its own attempt's, so it may continue an attempt of its own delivery.
+		// Alone with its id, it holds the redispatch's attempts itself (one entry per delivery).
 		let askedFor = false;
 		if (deliveryId !== '') {
 			const known = newestOfRedispatch.get(deliveryId);
 			if (known) continued.add(known.entry.id);
-			else askedFor = true;
+			else askedFor = (entriesOfRedispatch.get(deliveryId) ?? 0) > 1;
 			newestOfRedispatch.set(deliveryId, later);
 		}
 		const tries = later.entry.tries ?? 0;

@@ -206,6 +206,17 @@ describe('one entry per delivery', () => {
 		expect(ids(finalFailures([notRetried, failedTwice]))).toEqual(ids([notRetried, failedTwice]));
 	});
 
+	test('an entry that went through on its redispatch leaves an older 404 the platform did not retry named', () => {
+		const notRetried = attempt(1, 0, false, { status_code: 404 });
+		// answered 404 at 2 s, then redispatched (by a person, say): it records the redispatch
+		const redispatched = attempt(2, 2, true, {
+			redispatched: true,
+			delivery_id: 'r-4',
+			updated_at: at(900),
+		});
+		expect(ids(finalFailures([notRetried, redispatched]))).toEqual([notRetried.id]);
+	});
+
 	test('a redispatched entry is its redispatch: named while it failed again, not once it went through', () => {
 		const again = attempt(4, 0, false, {
 			redispatched: true,
