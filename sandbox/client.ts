@@ -73,6 +73,9 @@ export class SandboxClient {
 	// machine a socket kept to the hint's end met the server closing it under a POST ("other side
 	// closed"), which cannot be sent again safely.
 	private readonly agent = new Agent({ keepAliveTimeout: 1000, keepAliveMaxTimeout: 1000 });
+	// Writes on a connection of their own: a busy test process's 1 s can run late, and a write
+	// sent on a socket the server has just closed fails ("read ECONNRESET") and cannot be repeated.
+	private readonly writeAgent = new Agent({ pipelining: 0 });
 
 	constructor(baseUrl: string) {
 		this.baseUrl = baseUrl.replace(/\/+$/, '');
@@ -100,7 +103,7 @@ export class SandboxClient {
 					method: method as 'GET',
 					headers: body === undefined ? {} : { 'content-type': 'application/json' },
 					body: body === undefined ? undefined : JSON.stringify(body),
-					dispatcher: this.agent,
+					dispatcher: method === 'GET' ? this.agent : this.writeAgent,
 				});
 				text = await res.body.text();
 				break;
@@ -291,7 +294,7 @@ export class SandboxClient {
 		return this.call<{ completion: CompletionRecord }>('GET', `/completions/${completionId}`);
 	}
 	async close() {
-		await this.agent.close();
+		await Promise.all([this.agent.close(), this.writeAgent.close()]);
 	}
 }
 

@@ -308,63 +308,70 @@ export function triggersSuite(ctx: StackContext): void {
 				// trigger's teardown and its activation (404) is tried again
 				const retries = await control.getConfig();
 				await control.setConfig({ deliveryMaxAttempts: 5, deliveryBackoffMs: 2_000 });
-				const fired: number[] = [];
-				let published = false;
-				// a (learner, course) pair completed again updates its record (no "created" event): each
-				// completion here gets a pair of its own, none the tests above used
-				const pairs = courses
-					.filter((contentId) => contentId > 106)
-					.flatMap((contentId) => learner.map((userId) => ({ userId, contentId })));
-				const fire = async () =>
-					fired.push(
-						(await control.simulateCompletion(pairs[fired.length])).completion.completionid,
-					);
-				// before, while and after n8n tears the trigger down and activates it again
-				const completions = (async () => {
-					while (!published && fired.length < pairs.length - 1) {
-						await fire();
-						await new Promise((resolve) => setTimeout(resolve, 250));
-					}
-				})();
-				await ctx.client.publishEdit(hookWorkflowId, (workflow) => {
-					const node = workflow.nodes.find((n) => n.name === 'Completion created')!;
-					// "Ignore Repeated Deliveries" set to its default: n8n re-registers a trigger whose
-					// parameters changed (its delete, then its checkExists)
-					node.parameters = {
-						...(node.parameters as Record<string, unknown>),
-						options: { ignoreRepeatedDeliveries: true },
-					};
-				});
-				published = true;
-				await completions;
-				await fire();
-
-				const completionIds = async () =>
-					(await hookExecutions())
-						.filter((e) => !seen.has(String(e.id)) && e.stoppedAt)
-						.map((e) =>
-							e.status === 'success'
-								? (
-										nodeOutput(e, 'Completion created')[0].payload as {
-											completion: { id: number };
-										}
-									).completion.id
-								: `execution ${e.id}: ${e.status}`,
+				// restored whatever happens: the next test deactivates, and the platform's long retries
+				// of a delivery failed here would hold its subscription's retirement past its wait
+				try {
+					const fired: number[] = [];
+					let published = false;
+					// a (learner, course) pair completed again updates its record (no "created" event): each
+					// completion here gets a pair of its own, none the tests above used
+					const pairs = courses
+						.filter((contentId) => contentId > 106)
+						.flatMap((contentId) => learner.map((userId) => ({ userId, contentId })));
+					const fire = async () =>
+						fired.push(
+							(await control.simulateCompletion(pairs[fired.length])).completion.completionid,
 						);
-				await waitFor(
-					async () => (await completionIds()).length >= fired.length,
-					120_000,
-					() => `${fired.length} executions`,
-					1000,
-				);
-				// retries of anything that failed during the publish had their time too
-				await new Promise((resolve) => setTimeout(resolve, 5_000));
-				expect((await completionIds()).sort()).toEqual([...fired].sort());
-				expect((await live(hookUser().username)).map((s) => s.id)).toEqual(before.map((s) => s.id));
-				await control.setConfig({
-					deliveryMaxAttempts: retries.deliveryMaxAttempts,
-					deliveryBackoffMs: retries.deliveryBackoffMs,
-				});
+					// before, while and after n8n tears the trigger down and activates it again
+					const completions = (async () => {
+						while (!published && fired.length < pairs.length - 1) {
+							await fire();
+							await new Promise((resolve) => setTimeout(resolve, 250));
+						}
+					})();
+					await ctx.client.publishEdit(hookWorkflowId, (workflow) => {
+						const node = workflow.nodes.find((n) => n.name === 'Completion created')!;
+						// "Ignore Repeated Deliveries" set to its default: n8n re-registers a trigger whose
+						// parameters changed (its delete, then its checkExists)
+						node.parameters = {
+							...(node.parameters as Record<string, unknown>),
+							options: { ignoreRepeatedDeliveries: true },
+						};
+					});
+					published = true;
+					await completions;
+					await fire();
+
+					const completionIds = async () =>
+						(await hookExecutions())
+							.filter((e) => !seen.has(String(e.id)) && e.stoppedAt)
+							.map((e) =>
+								e.status === 'success'
+									? (
+											nodeOutput(e, 'Completion created')[0].payload as {
+												completion: { id: number };
+											}
+										).completion.id
+									: `execution ${e.id}: ${e.status}`,
+							);
+					await waitFor(
+						async () => (await completionIds()).length >= fired.length,
+						120_000,
+						() => `${fired.length} executions`,
+						1000,
+					);
+					// retries of anything that failed during the publish had their time too
+					await new Promise((resolve) => setTimeout(resolve, 5_000));
+					expect((await completionIds()).sort()).toEqual([...fired].sort());
+					expect((await live(hookUser().username)).map((s) => s.id)).toEqual(
+						before.map((s) => s.id),
+					);
+				} finally {
+					await control.setConfig({
+						deliveryMaxAttempts: retries.deliveryMaxAttempts,
+						deliveryBackoffMs: retries.deliveryBackoffMs,
+					});
+				}
 			});
 
 			// (that a deleted subscription receives nothing is the sandbox's contract, tested there)
