@@ -71,6 +71,8 @@ interface Timed {
 	entry: DeliveryLogEntry;
 	created: number;
 	updated: number;
+	/** open for longer than its last answer took: one entry per delivery, continuing nothing */
+	holdsSeveralAttempts: boolean;
 }
 
 /**
@@ -78,7 +80,7 @@ interface Timed {
  * the log keeps one entry per delivery, and no entry continues another by `tries`. A redispatch's
  * flag moves `updated_at`, so a flagged entry does not tell.
  */
-function holdsSeveralAttempts({ entry, created, updated }: Timed): boolean {
+function holdsSeveralAttempts(entry: DeliveryLogEntry, created: number, updated: number): boolean {
 	if (entry.redispatched === true || typeof entry.response_time_ms !== 'number') return false;
 	return updated - created > entry.response_time_ms + ONE_ATTEMPT_SPAN_SLACK_MS;
 }
@@ -90,9 +92,8 @@ function holdsSeveralAttempts({ entry, created, updated }: Timed): boolean {
  * word when
  * - a later attempt continues it: an entry of the same event and `delivery_id` (or the entry a
  *   redispatch was asked for, marked with its id, when the redispatch's attempts are entries of
- *   their own) with `tries` one higher, logged after it was
- *   answered (one entry per attempt; each continuing entry takes one, the nearest), neither of
- *   them holding several attempts;
+ *   their own) with `tries` one higher, logged after it was answered (one entry per attempt;
+ *   each continuing entry takes one, the nearest), neither of them holding several attempts;
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -105,7 +106,12 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 		const created = Date.parse(entry.created_at ?? '');
 		const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
 		if (Number.isFinite(created) && Number.isFinite(updated))
-			timed.push({ entry, created, updated });
+			timed.push({
+				entry,
+				created,
+				updated,
+				holdsSeveralAttempts: holdsSeveralAttempts(entry, created, updated),
+			});
 	}
 	timed.sort((a, b) => a.created - b.created || a.entry.id - b.entry.id);
 	const entriesOfRedispatch = new Map<string, number>();
@@ -130,7 +136,7 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 			newestOfRedispatch.set(deliveryId, later);
 		}
 		const tries = later.entry.tries ?? 0;
-		if (tries < 2 || holdsSeveralAttempts(later)) continue;
+		if (tries < 2 || later.holdsSeveralAttempts) continue;
 		for (let i = index - 1; i >= 0; i--) {
 			const earlier = timed[i];
 			if (
@@ -138,7 +144,7 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 				earlier.entry.tries === tries - 1 &&
 				earlier.entry.event_type === later.entry.event_type &&
 				(askedFor || (earlier.entry.delivery_id ?? '') === deliveryId) &&
-				!holdsSeveralAttempts(earlier) &&
+				!earlier.holdsSeveralAttempts &&
 				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
 				!continued.has(earlier.entry.id)
 			) {
