@@ -85,6 +85,64 @@ function holdsSeveralAttempts(entry: DeliveryLogEntry, created: number, updated:
 	return updated - created > entry.response_time_ms + ONE_ATTEMPT_SPAN_SLACK_MS;
 }
 
+/** Whether a redispatch of the entry was asked for, by this trigger or as the entry shows. */
+const isRedispatched = (entry: DeliveryLogEntry, redispatchAsked: (id: number) => boolean) =>
+	entry.redispatched === true || (entry.delivery_id ?? '') !== '' || redispatchAsked(entry.id);
+
+/**
+ * The answers a platform decides alike whether to retry: no answer (a time-out, a refused
+ * connection), 408, 425, 429 and 5xx are taken as one, the answers of a receiver or a front that is
+ * down or busy; any other status may be retried or not, each on its own (a 404, a 410).
+ */
+function answerKind(entry: DeliveryLogEntry): string {
+	const status = entry.status_code;
+	if (typeof status !== 'number' || status >= 500 || [408, 425, 429].includes(status))
+		return 'transient';
+	return String(status);
+}
+
+/**
+ * The failed attempts of normal deliveries seen so far that nothing continues and no redispatch
+ * covers, counted per event, `tries` and kind of answer.
+ */
+class OpenFailures {
+	private readonly counts = new Map<string, Map<string, number>>();
+	private readonly members = new Set<number>();
+
+	constructor(private readonly redispatchAsked: (id: number) => boolean) {}
+
+	add({ entry, holdsSeveralAttempts }: Timed): void {
+		if (entry.success !== false || holdsSeveralAttempts) return;
+		if (isRedispatched(entry, this.redispatchAsked)) return;
+		this.members.add(entry.id);
+		const kinds = this.kindsOf(entry);
+		const kind = answerKind(entry);
+		kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+	}
+
+	remove(entry: DeliveryLogEntry): void {
+		if (!this.members.delete(entry.id)) return;
+		const kinds = this.kindsOf(entry);
+		const kind = answerKind(entry);
+		kinds.set(kind, (kinds.get(kind) ?? 0) - 1);
+	}
+
+	/** Whether `entry` is one of them and another was answered otherwise. */
+	answeredOtherwise(entry: DeliveryLogEntry): boolean {
+		if (!this.members.has(entry.id)) return false;
+		const kind = answerKind(entry);
+		for (const [other, count] of this.kindsOf(entry)) if (other !== kind && count > 0) return true;
+		return false;
+	}
+
+	private kindsOf(entry: DeliveryLogEntry): Map<string, number> {
+		const key = `${entry.event_type ?? ''}\u0000${entry.tries ?? 0}`;
+		let kinds = this.counts.get(key);
+		if (kinds === undefined) this.counts.set(key, (kinds = new Map()));
+		return kinds;
+	}
+}
+
 /**
  * The failed entries that are the last word on their delivery, so that each delivery the platform
  * could not make is redispatched once under either reading of the log (one entry per delivery
@@ -93,11 +151,18 @@ function holdsSeveralAttempts(entry: DeliveryLogEntry, created: number, updated:
  * - a later attempt continues it: an entry of the same event and `delivery_id` (or the entry a
  *   redispatch was asked for, marked with its id, when the redispatch's attempts are entries of
  *   their own) with `tries` one higher, logged after it was answered (one entry per attempt;
- *   each continuing entry takes one, the nearest), neither of them holding several attempts;
+ *   each continuing entry takes one, the nearest), neither of them holding several attempts.
+ *   When the nearest is not redispatched (`redispatchAsked`, or as the entry shows) and another it
+ *   could continue was answered otherwise and is not redispatched either, it continues none: the
+ *   platform may have left either unretried (a 404 logged between another delivery's 502 and its
+ *   retry), so both are redispatched and the delivery ledger runs the one that went through once;
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
-export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
+export function finalFailures(
+	entries: DeliveryLogEntry[],
+	redispatchAsked: (id: number) => boolean = () => false,
+): DeliveryLogEntry[] {
 	const timed: Timed[] = [];
 	const seen = new Set<number>();
 	for (const entry of entries) {
@@ -121,8 +186,10 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 			entriesOfRedispatch.set(deliveryId, (entriesOfRedispatch.get(deliveryId) ?? 0) + 1);
 	}
 	const continued = new Set<number>();
+	const open = new OpenFailures(redispatchAsked);
 	const newestOfRedispatch = new Map<string, Timed>();
 	for (const [index, later] of timed.entries()) {
+		open.add(later);
 		const deliveryId = later.entry.delivery_id ?? '';
 		// the first of several entries holding a redispatch's id is the one asked for, marked with
 		// it, and the redispatch's attempts are entries of their own (one entry per attempt): its
@@ -137,6 +204,7 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 		}
 		const tries = later.entry.tries ?? 0;
 		if (tries < 2 || later.holdsSeveralAttempts) continue;
+		let nearest: DeliveryLogEntry | undefined;
 		for (let i = index - 1; i >= 0; i--) {
 			const earlier = timed[i];
 			if (
@@ -148,10 +216,15 @@ export function finalFailures(entries: DeliveryLogEntry[]): DeliveryLogEntry[] {
 				earlier.updated <= later.created + LOG_TIME_TOLERANCE_MS &&
 				!continued.has(earlier.entry.id)
 			) {
-				continued.add(earlier.entry.id);
+				nearest = earlier.entry;
 				break;
 			}
 		}
+		// continuing an entry already redispatched can hide no delivery; else another answered
+		// otherwise could be the one continued, and the platform may have left either unretried
+		if (nearest === undefined || open.answeredOtherwise(nearest)) continue;
+		continued.add(nearest.id);
+		open.remove(nearest);
 	}
 	return timed
 		.filter(({ entry }) => entry.success === false && !continued.has(entry.id))

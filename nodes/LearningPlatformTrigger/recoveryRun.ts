@@ -275,7 +275,7 @@ export async function recoverMissedDeliveries(
 		const now = clock().now();
 		const candidates: DeliveryLogEntry[] = [];
 		let unsettled = 0;
-		for (const entry of finalFailures(entries)) {
+		for (const entry of finalFailures(entries, (id) => asked.has(id))) {
 			if (done.has(entry.id)) continue;
 			const verdict = verdictOf(entry, now, asked.get(entry.id));
 			if (verdict === 'redispatch') candidates.push(entry);

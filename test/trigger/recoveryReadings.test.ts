@@ -472,6 +472,76 @@ describe.each(['marks', 'untouched'] as const)(
 	},
 );
 
+// With one entry per attempt, a 404 the platform does not retry, logged between another delivery's
+// 503 and that delivery's retry, is by `tries` and time as much that retry's first attempt as the
+// 503 is: the answers differ, so the platform may have left either unretried.
+describe.each(['marks', 'flagOnly', 'untouched'] as const)(
+	'a platform that does not retry a 404 (log perAttempt, redispatch %s, retries 6 s apart)',
+	(redispatchEntry) => {
+		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
+		const busyAnswers: number[] = [];
+		let active: Awaited<ReturnType<typeof subscribed>>;
+
+		beforeAll(async () => {
+			await t.sandbox.control.setConfig({
+				deliveryLog: 'perAttempt',
+				redispatchEntry,
+				logOrder: 'newestFirst',
+				deliveryNoRetryStatuses: [404],
+				deliveryMaxAttempts: 2,
+				deliveryBackoffMs: 6_000,
+				allowHttpWebhookUrls: true,
+			});
+			n8n = await n8nRunningTheTrigger(
+				() => busyAnswers.shift(),
+				() => active,
+			);
+		});
+		afterAll(async () => {
+			await n8n.close();
+			const { deliveryLog, deliveryNoRetryStatuses } = platformReading;
+			await t.sandbox.control.setConfig({ deliveryLog, deliveryNoRetryStatuses });
+		});
+		beforeEach(() => resetRedispatchMemory());
+
+		test("the 404 between another delivery's 503 and its retry is redispatched, and neither is asked for again", async () => {
+			active = await subscribedTo(n8n.url);
+			const { subscriptionId, context } = active;
+			const asked: Redispatches = new Map();
+			// n8n's clock as the platform's (tests before moved it), so the delivery ledger judges
+			// the retry and the redispatches on one time line
+			const ahead = await platformAhead();
+			await withAheadClock(async (time) => {
+				time.offset = ahead;
+				// the first completion meets a 503, the second a 404 (not retried), then the first's
+				// retry runs
+				busyAnswers.push(503, 404);
+				await t.sandbox.control.simulateCompletion({});
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 1, 10_000);
+				await t.sandbox.control.simulateCompletion({});
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 3, 20_000);
+				expect(n8n.served).toEqual({ answers: [503, 404, 200], executions: 1 });
+				const [first, notRetried] = await t.sandbox.control.deliveries({ subscriptionId });
+
+				time.offset = ahead + SETTLE_MS + 1_000;
+				const run = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+				expect(run).toMatchObject({ redispatched: 2, failed: 0 });
+				// the 503's redispatch is a repeat of the retry that ran; the 404's runs
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 5, 20_000);
+				expect(n8n.served).toEqual({ answers: [503, 404, 200, 200, 200], executions: 2 });
+				expect(await askedEntriesOf(t.sandbox, subscriptionId)).toEqual([
+					first.log_id,
+					notRetried.log_id,
+				]);
+
+				time.offset = ahead + HOUR;
+				const later = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+				expect(later).toMatchObject({ redispatched: 0, failed: 0 });
+			});
+		});
+	},
+);
+
 // In queue mode n8n's main process runs recovery after activation and on its schedule, but serves
 // no delivery whose static data n8n would save with what it asked for. Under a platform that
 // leaves a redispatched entry untouched, only that memory tells a redispatch was asked for.

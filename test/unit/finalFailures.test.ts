@@ -134,10 +134,25 @@ describe('one entry per attempt', () => {
 		expect(finalFailures(retriedBurst(0, 10, 0.1, () => null))).toEqual([]);
 	});
 
-	test('an old failure the platform did not retry leaves the retries of later deliveries paired', () => {
+	test('a 404 logged between the 502 of another delivery and its retry: both are named, either could be the one the platform did not retry', () => {
+		const first = attempt(1, 0, false, { status_code: 502 });
+		const notRetried = attempt(1, 2, false, { status_code: 404 });
+		const retry = attempt(2, 5, true);
+		expect(ids(finalFailures([first, notRetried, retry]))).toEqual([first.id, notRetried.id]);
+		// once either was redispatched, the retry continues the nearest again: nothing is hidden
+		const asked = (id: number) => id === notRetried.id;
+		expect(ids(finalFailures([first, notRetried, retry], asked))).toEqual([first.id]);
+		const flagged = { ...notRetried, redispatched: true };
+		expect(ids(finalFailures([first, flagged, retry]))).toEqual([first.id]);
+	});
+
+	test('an old failure the platform did not retry leaves the retries of later deliveries answered otherwise unpaired only until it is redispatched', () => {
 		const notRetried = attempt(1, 0, false, { status_code: 404 });
 		const later = retriedBurst(60, 5, 0.2, () => 502);
-		expect(ids(finalFailures([notRetried, ...later]))).toEqual([notRetried.id]);
+		const firstAttempts = later.filter((entry) => entry.tries === 1).map((entry) => entry.id);
+		expect(ids(finalFailures([notRetried, ...later]))).toEqual([notRetried.id, ...firstAttempts]);
+		const asked = (id: number) => id === notRetried.id;
+		expect(ids(finalFailures([notRetried, ...later], asked))).toEqual([notRetried.id]);
 	});
 
 	test('a delivery the platform stopped retrying (the subscription was disabled) is named beside a later burst', () => {
