@@ -102,6 +102,28 @@ function answerKind(entry: DeliveryLogEntry): string {
 }
 
 /**
+ * Whether `later` may be taken for the attempt after `nearest`, the nearest failed attempt it could
+ * continue, with no delivery hidden if it is not. Yes when `nearest` was redispatched already.
+ * Otherwise the platform may have left `nearest` unretried, and it stays a last word: when another
+ * attempt `later` could continue was answered otherwise (a 404 logged between another delivery's
+ * 502 and its retry), or when `nearest` got an answer a platform may not retry and `later` did not
+ * get it too (a 404, then a delivery that went through on its second try a moment later: with one
+ * entry per delivery and attempts under 3 s apart, nothing else tells them apart). The cost where
+ * the platform did retry: one redispatch more, which the delivery ledger runs once.
+ */
+function mayContinue(
+	later: DeliveryLogEntry,
+	nearest: DeliveryLogEntry,
+	open: OpenFailures,
+	redispatchAsked: (id: number) => boolean,
+): boolean {
+	if (isRedispatched(nearest, redispatchAsked)) return true;
+	if (open.answeredOtherwise(nearest)) return false;
+	const kind = answerKind(nearest);
+	return kind === 'transient' || kind === answerKind(later);
+}
+
+/**
  * The failed attempts of normal deliveries seen so far that nothing continues and no redispatch
  * covers, counted per event, `tries` and kind of answer.
  */
@@ -151,11 +173,9 @@ class OpenFailures {
  * - a later attempt continues it: an entry of the same event and `delivery_id` (or the entry a
  *   redispatch was asked for, marked with its id, when the redispatch's attempts are entries of
  *   their own) with `tries` one higher, logged after it was answered (one entry per attempt;
- *   each continuing entry takes one, the nearest), neither of them holding several attempts.
- *   When the nearest is not redispatched (`redispatchAsked`, or as the entry shows) and another it
- *   could continue was answered otherwise and is not redispatched either, it continues none: the
- *   platform may have left either unretried (a 404 logged between another delivery's 502 and its
- *   retry), so both are redispatched and the delivery ledger runs the one that went through once;
+ *   each continuing entry takes one, the nearest), neither of them holding several attempts,
+ *   and the platform cannot have left the nearest unretried (`mayContinue`; `redispatchAsked`
+ *   names the entries this trigger asked a redispatch of);
  * - a redispatch of it went on as entries of their own: a later entry has its `delivery_id`.
  * Entries in any order, each named once however often it is given.
  */
@@ -220,9 +240,8 @@ export function finalFailures(
 				break;
 			}
 		}
-		// continuing an entry already redispatched can hide no delivery; else another answered
-		// otherwise could be the one continued, and the platform may have left either unretried
-		if (nearest === undefined || open.answeredOtherwise(nearest)) continue;
+		if (nearest === undefined || !mayContinue(later.entry, nearest, open, redispatchAsked))
+			continue;
 		continued.add(nearest.id);
 		open.remove(nearest);
 	}

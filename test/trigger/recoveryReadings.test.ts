@@ -416,10 +416,16 @@ describe.each([
 
 // The spec shows no retry schedule and no answers left unretried. With one entry per delivery, a
 // later delivery that went through on its second try has `tries` 2 and was logged after the first
-// delivery's 404: by `tries` and time it could be that 404's retry, by its span it is not.
-describe.each(['marks', 'untouched'] as const)(
-	'a platform that does not retry a 404 (log perDelivery, redispatch %s, retries 6 s apart)',
-	(redispatchEntry) => {
+// delivery's 404: by `tries` and time it could be that 404's retry. With retries 6 s apart its
+// span shows it is not; with retries 200 ms apart only its answer does (a 200, not a 404).
+describe.each([
+	{ redispatchEntry: 'marks', backoffMs: 6_000 },
+	{ redispatchEntry: 'untouched', backoffMs: 6_000 },
+	{ redispatchEntry: 'marks', backoffMs: 200 },
+	{ redispatchEntry: 'untouched', backoffMs: 200 },
+] as const)(
+	'a platform that does not retry a 404 (log perDelivery, redispatch $redispatchEntry, retries $backoffMs ms apart)',
+	({ redispatchEntry, backoffMs }) => {
 		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
 		const busyAnswers: number[] = [];
 		let active: Awaited<ReturnType<typeof subscribed>>;
@@ -431,7 +437,7 @@ describe.each(['marks', 'untouched'] as const)(
 				logOrder: 'newestFirst',
 				deliveryNoRetryStatuses: [404],
 				deliveryMaxAttempts: 2,
-				deliveryBackoffMs: 6_000,
+				deliveryBackoffMs: backoffMs,
 				allowHttpWebhookUrls: true,
 			});
 			// n8n answers from `busyAnswers` while it has any, then runs the trigger

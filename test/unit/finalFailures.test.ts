@@ -130,6 +130,14 @@ describe('one entry per attempt', () => {
 		expect(ids(finalFailures(chain))).toEqual([chain[2].id]);
 	});
 
+	test('a delivery answered 404, then 200 by its retry (a platform that retries a 404): its 404 is named too, one redispatch the ledger runs once', () => {
+		const chain = [attempt(1, 0, false, { status_code: 404 }), attempt(2, 5, true)];
+		expect(ids(finalFailures(chain))).toEqual([chain[0].id]);
+		// answered 502, then 200: a platform retries a 502
+		const transient = [attempt(1, 10, false), attempt(2, 15, true)];
+		expect(finalFailures(transient)).toEqual([]);
+	});
+
 	test('a burst of failures answered alike (no answer) pairs each retry', () => {
 		expect(finalFailures(retriedBurst(0, 10, 0.1, () => null))).toEqual([]);
 	});
@@ -219,6 +227,13 @@ describe('one entry per delivery', () => {
 		expect(ids(finalFailures([notRetried, second]))).toEqual([notRetried.id]);
 		const failedTwice = attempt(2, 2, false, { updated_at: at(13), response_time_ms: 150 });
 		expect(ids(finalFailures([notRetried, failedTwice]))).toEqual(ids([notRetried, failedTwice]));
+	});
+
+	test("a delivery that went through on its second try a moment after another's 404 the platform did not retry (attempts under 3 s apart) leaves that 404 named", () => {
+		const notRetried = attempt(1, 0, false, { status_code: 404, response_time_ms: 200 });
+		// dispatched at 2 s, its first attempt answered 502, its retry 200 ms later answered 200
+		const second = attempt(2, 2, true, { updated_at: at(3), response_time_ms: 150 });
+		expect(ids(finalFailures([notRetried, second]))).toEqual([notRetried.id]);
 	});
 
 	test('an entry that went through on its redispatch leaves an older 404 the platform did not retry named', () => {
