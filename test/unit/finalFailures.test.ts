@@ -154,6 +154,16 @@ describe('one entry per attempt', () => {
 		expect(ids(finalFailures([first, flagged, retry]))).toEqual([first.id]);
 	});
 
+	test('a 404, then another delivery answered 502 and then 404: the first 404 is named beside the other delivery', () => {
+		const notRetried = attempt(1, 0, false, { status_code: 404 });
+		const other = [
+			attempt(1, 1, false, { status_code: 502 }),
+			attempt(2, 2, false, { status_code: 404 }),
+		];
+		expect(ids(finalFailures([notRetried, ...other]))).toContain(notRetried.id);
+		expect(ids(finalFailures([notRetried, ...other]))).toContain(other[1].id);
+	});
+
 	test('an old failure the platform did not retry leaves the retries of later deliveries answered otherwise unpaired only until it is redispatched', () => {
 		const notRetried = attempt(1, 0, false, { status_code: 404 });
 		const later = retriedBurst(60, 5, 0.2, () => 502);
