@@ -414,6 +414,46 @@ describe.each([
 	},
 );
 
+/**
+ * Within a describe: a platform that does not retry a 404 (the log and redispatch of `reading`, 2
+ * attempts `backoffMs` apart), and a stand-in n8n that answers from `busyAnswers` while it has any,
+ * then runs the trigger of the subscription `subscribe()` made last.
+ */
+function notRetrying404(reading: {
+	deliveryLog: 'perDelivery' | 'perAttempt';
+	redispatchEntry: 'marks' | 'flagOnly' | 'untouched';
+	backoffMs: number;
+}) {
+	let active: Awaited<ReturnType<typeof subscribed>>;
+	const platform = {
+		n8n: undefined as unknown as Awaited<ReturnType<typeof n8nRunningTheTrigger>>,
+		busyAnswers: [] as number[],
+		subscribe: async () => (active = await subscribedTo(platform.n8n.url)),
+	};
+	beforeAll(async () => {
+		await t.sandbox.control.setConfig({
+			deliveryLog: reading.deliveryLog,
+			redispatchEntry: reading.redispatchEntry,
+			logOrder: 'newestFirst',
+			deliveryNoRetryStatuses: [404],
+			deliveryMaxAttempts: 2,
+			deliveryBackoffMs: reading.backoffMs,
+			allowHttpWebhookUrls: true,
+		});
+		platform.n8n = await n8nRunningTheTrigger(
+			() => platform.busyAnswers.shift(),
+			() => active,
+		);
+	});
+	afterAll(async () => {
+		await platform.n8n.close();
+		const { deliveryLog, deliveryNoRetryStatuses } = platformReading;
+		await t.sandbox.control.setConfig({ deliveryLog, deliveryNoRetryStatuses });
+	});
+	beforeEach(() => resetRedispatchMemory());
+	return platform;
+}
+
 // The spec shows no retry schedule and no answers left unretried. With one entry per delivery, a
 // later delivery that went through on its second try has `tries` 2 and was logged after the first
 // delivery's 404: by `tries` and time it could be that 404's retry. With retries 6 s apart its
@@ -426,35 +466,11 @@ describe.each([
 ] as const)(
 	'a platform that does not retry a 404 (log perDelivery, redispatch $redispatchEntry, retries $backoffMs ms apart)',
 	({ redispatchEntry, backoffMs }) => {
-		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
-		const busyAnswers: number[] = [];
-		let active: Awaited<ReturnType<typeof subscribed>>;
-
-		beforeAll(async () => {
-			await t.sandbox.control.setConfig({
-				deliveryLog: 'perDelivery',
-				redispatchEntry,
-				logOrder: 'newestFirst',
-				deliveryNoRetryStatuses: [404],
-				deliveryMaxAttempts: 2,
-				deliveryBackoffMs: backoffMs,
-				allowHttpWebhookUrls: true,
-			});
-			// n8n answers from `busyAnswers` while it has any, then runs the trigger
-			n8n = await n8nRunningTheTrigger(
-				() => busyAnswers.shift(),
-				() => active,
-			);
-		});
-		afterAll(async () => {
-			await n8n.close();
-			const { deliveryNoRetryStatuses } = platformReading;
-			await t.sandbox.control.setConfig({ deliveryNoRetryStatuses });
-		});
-		beforeEach(() => resetRedispatchMemory());
+		const platform = notRetrying404({ deliveryLog: 'perDelivery', redispatchEntry, backoffMs });
 
 		test('the 404 is redispatched beside a later delivery that went through on its second try', async () => {
-			active = await subscribedTo(n8n.url);
+			const { n8n, busyAnswers } = platform;
+			const active = await platform.subscribe();
 			const { subscriptionId, context } = active;
 			// the first completion meets a 404 (not retried); the second a 503, then its retry runs
 			busyAnswers.push(404, 503);
@@ -484,34 +500,15 @@ describe.each([
 describe.each(['marks', 'flagOnly', 'untouched'] as const)(
 	'a platform that does not retry a 404 (log perAttempt, redispatch %s, retries 6 s apart)',
 	(redispatchEntry) => {
-		let n8n: Awaited<ReturnType<typeof n8nRunningTheTrigger>>;
-		const busyAnswers: number[] = [];
-		let active: Awaited<ReturnType<typeof subscribed>>;
-
-		beforeAll(async () => {
-			await t.sandbox.control.setConfig({
-				deliveryLog: 'perAttempt',
-				redispatchEntry,
-				logOrder: 'newestFirst',
-				deliveryNoRetryStatuses: [404],
-				deliveryMaxAttempts: 2,
-				deliveryBackoffMs: 6_000,
-				allowHttpWebhookUrls: true,
-			});
-			n8n = await n8nRunningTheTrigger(
-				() => busyAnswers.shift(),
-				() => active,
-			);
+		const platform = notRetrying404({
+			deliveryLog: 'perAttempt',
+			redispatchEntry,
+			backoffMs: 6_000,
 		});
-		afterAll(async () => {
-			await n8n.close();
-			const { deliveryLog, deliveryNoRetryStatuses } = platformReading;
-			await t.sandbox.control.setConfig({ deliveryLog, deliveryNoRetryStatuses });
-		});
-		beforeEach(() => resetRedispatchMemory());
 
 		test("the 404 between another delivery's 503 and its retry is redispatched, and neither is asked for again", async () => {
-			active = await subscribedTo(n8n.url);
+			const { n8n, busyAnswers } = platform;
+			const active = await platform.subscribe();
 			const { subscriptionId, context } = active;
 			const asked: Redispatches = new Map();
 			// n8n's clock as the platform's (tests before moved it), so the delivery ledger judges
