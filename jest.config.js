@@ -27,7 +27,8 @@ module.exports = {
 		},
 		{
 			displayName: 'e2e',
-			testEnvironment: 'node',
+			// Node's, keeping n8n's logs when a test failed
+			testEnvironment: '<rootDir>/test/e2e/environment.ts',
 			// installs (n8n, Node 24, Redis, PostgreSQL) and the package build, once, with no time-out
 			globalSetup: '<rootDir>/test/e2e/globalSetup.ts',
 			transform: { '^.+\\.ts$': tsJest },

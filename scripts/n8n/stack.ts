@@ -82,6 +82,10 @@ export interface Stack {
 	stop(): Promise<void>;
 }
 
+/** Whether a test or hook of the e2e file running this failed (test/e2e/environment.ts). */
+export const testFailed = (): boolean =>
+	(globalThis as { lpTestFailed?: boolean }).lpTestFailed === true;
+
 export async function startStack(options: StackOptions): Promise<Stack> {
 	const t0 = Date.now();
 	const workDir = options.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-`));
@@ -97,7 +101,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		if (stopped) return;
 		stopped = true;
 		await step(`${options.name}: shut down`, () => runNewestFirst(stoppers, 'stopping'));
-		if (!keep && !failed && !options.workDir) fs.rmSync(workDir, { recursive: true, force: true });
+		if (!keep && !failed && !options.workDir && !testFailed())
+			fs.rmSync(workDir, { recursive: true, force: true });
 		else log(`kept ${workDir}`);
 	};
 	const unregister = onCleanup(`${options.name} stack`, stop);
