@@ -96,10 +96,11 @@ const isRedispatched = (entry: DeliveryLogEntry, redispatchAsked: (id: number) =
  */
 function answerKind(entry: DeliveryLogEntry): string {
 	const status = entry.status_code;
-	if (typeof status !== 'number' || status >= 500 || [408, 425, 429].includes(status))
-		return 'transient';
+	if (typeof status !== 'number' || status >= 500 || TRANSIENT_4XX.has(status)) return 'transient';
 	return String(status);
 }
+
+const TRANSIENT_4XX = new Set([408, 425, 429]);
 
 /**
  * Whether `later` may be taken for the attempt after `nearest`, the nearest failed attempt it could
@@ -115,9 +116,9 @@ function mayContinue(
 	later: DeliveryLogEntry,
 	nearest: DeliveryLogEntry,
 	open: OpenFailures,
-	redispatchAsked: (id: number) => boolean,
 ): boolean {
-	if (isRedispatched(nearest, redispatchAsked)) return true;
+	// failed, of one attempt and continued by none: not among the open failures only if redispatched
+	if (!open.holds(nearest)) return true;
 	if (open.answeredOtherwise(nearest)) return false;
 	const kind = answerKind(nearest);
 	return kind === 'transient' || kind === answerKind(later);
@@ -149,9 +150,12 @@ class OpenFailures {
 		kinds.set(kind, (kinds.get(kind) ?? 0) - 1);
 	}
 
-	/** Whether `entry` is one of them and another was answered otherwise. */
+	holds(entry: DeliveryLogEntry): boolean {
+		return this.members.has(entry.id);
+	}
+
+	/** Whether another of them, counted with `entry`, was answered otherwise. */
 	answeredOtherwise(entry: DeliveryLogEntry): boolean {
-		if (!this.members.has(entry.id)) return false;
 		const kind = answerKind(entry);
 		for (const [other, count] of this.kindsOf(entry)) if (other !== kind && count > 0) return true;
 		return false;
@@ -240,8 +244,7 @@ export function finalFailures(
 				break;
 			}
 		}
-		if (nearest === undefined || !mayContinue(later.entry, nearest, open, redispatchAsked))
-			continue;
+		if (nearest === undefined || !mayContinue(later.entry, nearest, open)) continue;
 		continued.add(nearest.id);
 		open.remove(nearest);
 	}

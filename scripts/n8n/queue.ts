@@ -44,7 +44,7 @@ import {
 	type PostgresServer,
 	type RedisServer,
 } from './services';
-import { startStack, testFailed, type Stack, type StackOptions } from './stack';
+import { keepWorkFolders, startStack, type Stack, type StackOptions } from './stack';
 
 export {
 	ensureQueueServices,
@@ -162,7 +162,7 @@ export async function startQueueStack(options: QueueStackOptions): Promise<Queue
 			redis?.stop().catch(() => undefined),
 			postgres?.stop().catch(() => undefined),
 		]);
-		if (process.env.LP_KEEP_WORKDIR === '1' || testFailed()) log(`kept ${servicesDir}`);
+		if (keepWorkFolders()) log(`kept ${servicesDir}`);
 		else fs.rmSync(servicesDir, { recursive: true, force: true });
 	};
 	// Registered before the stack's own cleanup: cleanups run newest first, so n8n stops before

@@ -77,20 +77,22 @@ export interface Stack {
 	owner: OwnerAccount;
 	/** `https://127.0.0.1:<front>/` */
 	webhookBaseUrl: string;
-	/** Keeps the work folder (logs, screenshots) after `stop`, e.g. because a test failed. */
-	keepWorkDir(): void;
 	stop(): Promise<void>;
 }
 
-/** Whether a test or hook of the e2e file running this failed (test/e2e/environment.ts). */
-export const testFailed = (): boolean =>
+/**
+ * Whether work folders (logs, screenshots) are kept after `stop`: asked for (LP_KEEP_WORKDIR=1),
+ * or a test or hook of the e2e file running this failed (test/e2e/environment.ts).
+ */
+export const keepWorkFolders = (): boolean =>
+	process.env.LP_KEEP_WORKDIR === '1' ||
 	(globalThis as { lpTestFailed?: boolean }).lpTestFailed === true;
 
 export async function startStack(options: StackOptions): Promise<Stack> {
 	const t0 = Date.now();
 	const workDir = options.workDir ?? fs.mkdtempSync(path.join(os.tmpdir(), `lp-${options.name}-`));
 	fs.mkdirSync(workDir, { recursive: true });
-	let keep = options.keepWorkDir || process.env.LP_KEEP_WORKDIR === '1';
+	const keep = options.keepWorkDir === true;
 	const logDir = path.join(workDir, 'logs');
 	log(`${options.name}: work folder ${workDir} (logs in ${logDir})`);
 
@@ -101,7 +103,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 		if (stopped) return;
 		stopped = true;
 		await step(`${options.name}: shut down`, () => runNewestFirst(stoppers, 'stopping'));
-		if (!keep && !failed && !options.workDir && !testFailed())
+		if (!keep && !failed && !options.workDir && !keepWorkFolders())
 			fs.rmSync(workDir, { recursive: true, force: true });
 		else log(`kept ${workDir}`);
 	};
@@ -240,9 +242,6 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			client: main.client,
 			owner,
 			webhookBaseUrl,
-			keepWorkDir: () => {
-				keep = true;
-			},
 			stop: async () => {
 				unregister();
 				await stop();

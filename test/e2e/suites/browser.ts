@@ -61,7 +61,6 @@ export function browserSuite(ctx: StackContext): void {
 		let browser: Browser | undefined;
 		let context: BrowserContext;
 		let page: Page;
-		let failures = 0;
 		const started = Date.now();
 		const timings: string[] = [];
 
@@ -79,7 +78,6 @@ export function browserSuite(ctx: StackContext): void {
 				await fn();
 				timings.push(`${name}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 			} catch (error) {
-				failures++;
 				const dir = path.join(ctx.stack.workDir, 'logs', 'browser');
 				fs.mkdirSync(dir, { recursive: true });
 				const base = path.join(dir, `${Date.now()}-${name.replace(/[^a-z0-9]+/gi, '-')}`);
@@ -90,6 +88,7 @@ export function browserSuite(ctx: StackContext): void {
 				log(
 					`browser test: "${name}" failed after ${((Date.now() - t0) / 1000).toFixed(1)} s; screenshot ${base}.png`,
 				);
+				// the test fails, so the work folder (screenshots, n8n's logs) is kept
 				throw error;
 			}
 		}
@@ -232,8 +231,6 @@ export function browserSuite(ctx: StackContext): void {
 			log(
 				`browser test: ${((Date.now() - started) / 1000).toFixed(0)} s in all (stack start included); parts:\n  ${timings.join('\n  ')}`,
 			);
-			// the work folder (screenshots, n8n's logs) is kept when something failed
-			if (failures > 0) ctx.stack?.keepWorkDir();
 		}, 120_000);
 
 		test('the owner logs in, runs a Learning Platform node and sees its records', async () => {
