@@ -32,7 +32,7 @@ import * as path from 'node:path';
 
 import type { IDataObject } from 'n8n-workflow';
 
-import { verifyDelivery } from '../../nodes/LearningPlatformTrigger/signature';
+import { verifyDelivery } from '../../nodes/LearningPlatformTrigger/deliveries/signature';
 import type { DeliveryAttempt, SandboxClient, SubscriptionState } from '../../sandbox/client';
 import { nodeOutput, type N8nClient } from '../../scripts/n8n/client';
 import { sandboxCredential } from '../../scripts/n8n/sandbox-api';

@@ -24,7 +24,7 @@ import {
 import {
 	START_DELAY_MS,
 	START_JITTER_MS,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+} from '../../nodes/LearningPlatformTrigger/recovery/schedule';
 import { roots } from '../sandbox/helpers';
 
 // jest reads `testTimeout` from the global config only, so the e2e project's 900 s in

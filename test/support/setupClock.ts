@@ -2,7 +2,7 @@
 // schedule: its 15-minute waits never end in a test (a pending 15-minute timer would keep jest's
 // process alive after the tests). Tests that install their own clock restore this one.
 import { systemClock, useClock } from '../../nodes/shared/transport/clock';
-import { RESCAN_INTERVAL_MS } from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+import { RESCAN_INTERVAL_MS } from '../../nodes/LearningPlatformTrigger/recovery/schedule';
 
 useClock({
 	now: () => systemClock.now(),

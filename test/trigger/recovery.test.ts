@@ -9,16 +9,16 @@ import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { useClock } from '../../nodes/shared/transport/clock';
-import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
-import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
-import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
-import type { Redispatches } from '../../nodes/LearningPlatformTrigger/redispatchMemory';
+import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
+import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
+import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recovery/run';
+import type { Redispatches } from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
 import {
 	noteRecoveryMark,
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
 	scheduleLoopsEnded,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+} from '../../nodes/LearningPlatformTrigger/recovery/schedule';
 import { AheadClock, withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook } from '../support/n8n';
 import {

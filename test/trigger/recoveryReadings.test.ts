@@ -14,18 +14,18 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { RECOVERY_HORIZON_MS, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/deliveryLog';
+import { RECOVERY_HORIZON_MS, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
 import {
 	redispatchesOf,
 	resetRedispatchMemory,
 	shareRedispatches,
 	type Redispatches,
-} from '../../nodes/LearningPlatformTrigger/redispatchMemory';
-import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recoveryRun';
+} from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
+import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recovery/run';
 import {
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+} from '../../nodes/LearningPlatformTrigger/recovery/schedule';
 import { makeCertificates, type Certificates } from '../../scripts/n8n/tls-front';
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook, runWebhook } from '../support/n8n';

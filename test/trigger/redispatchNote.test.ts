@@ -11,7 +11,7 @@ import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/Lea
 import {
 	redispatchesOf,
 	resetRedispatchMemory,
-} from '../../nodes/LearningPlatformTrigger/redispatchMemory';
+} from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
 import { runWebhook } from '../support/n8n';
 
 const NODE_KEY = 'node:Learning Platform Trigger';

@@ -4,7 +4,7 @@
  */
 import { createHmac } from 'node:crypto';
 
-import { decodeSignature, verifyDelivery } from '../../nodes/LearningPlatformTrigger/signature';
+import { decodeSignature, verifyDelivery } from '../../nodes/LearningPlatformTrigger/deliveries/signature';
 
 const secrets = { signingKey: 'a'.repeat(40) + 'signing', authToken: 't'.repeat(40) + 'token' };
 const body = Buffer.from(

@@ -13,11 +13,11 @@ import {
 	DeliveryLedger,
 	useLedger,
 	WAIT_FOR_EARLIER_ANSWER_MS,
-} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+} from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
 import { clock, useClock } from '../../nodes/shared/transport/clock';
-import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/ledgerText';
+import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
+import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
 import type { DeliveryAttempt } from '../../sandbox';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';

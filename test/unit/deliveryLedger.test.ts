@@ -16,14 +16,15 @@ import {
 	OTHERS_ACTIVE_MS,
 	WAIT_FOR_EARLIER_ANSWER_MS,
 	WAIT_FOR_OTHER_SAVE_MS,
-	occurrenceKey,
 	type AttemptResponse,
-} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+} from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
 import {
 	groupsText,
-	LEDGER_FIELD,
 	sharedDeliveries,
-} from '../../nodes/LearningPlatformTrigger/ledgerText';
+} from '../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
+import { occurrenceKey } from '../../nodes/LearningPlatformTrigger/deliveries/repeatKey';
+
+const LEDGER_FIELD = 'startedDeliveries';
 
 /** n8n's response to an attempt, as an http.ServerResponse emits its events. */
 class Response implements AttemptResponse {

@@ -8,7 +8,7 @@
 import {
 	finalFailures,
 	type DeliveryLogEntry,
-} from '../../nodes/LearningPlatformTrigger/deliveryLog';
+} from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
 
 const EVENT = 'Events\\Courses\\Completion_created';
 const base = Date.parse('2026-11-25T12:00:00Z');

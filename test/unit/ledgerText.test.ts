@@ -4,7 +4,7 @@ import {
 	groupsText,
 	ledgerText,
 	parseLedgerText,
-} from '../../nodes/LearningPlatformTrigger/ledgerText';
+} from '../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
 
 const minute = 29_000_000; // Unix minutes, in 2025
 const key = (name: string) => `${name}____________`.slice(0, 12);

@@ -1,5 +1,5 @@
-import { occurrenceKey } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
-import { occurrenceOf } from '../../nodes/LearningPlatformTrigger/occurrence';
+import { occurrenceKey } from '../../nodes/LearningPlatformTrigger/deliveries/repeatKey';
+import { occurrenceOf } from '../../nodes/LearningPlatformTrigger/deliveries/repeatKey';
 
 const CREATED = 'Events\\Courses\\Completion_created';
 const UPDATED = 'Events\\Courses\\Completion_updated';

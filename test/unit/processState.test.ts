@@ -30,11 +30,11 @@ import { startSandbox, type SandboxHandle } from '../../sandbox';
 import {
 	thisProcessLedger,
 	resetDeliveryLedger,
-} from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+} from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
 import {
 	recoverFromDelivery,
 	resetRecoveryState,
-} from '../../nodes/LearningPlatformTrigger/recoverySchedule';
+} from '../../nodes/LearningPlatformTrigger/recovery/schedule';
 
 let sb: SandboxHandle;
 beforeAll(async () => {

@@ -5,7 +5,7 @@
  */
 import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
-type RecoveryModule = typeof import('../../nodes/LearningPlatformTrigger/recoverySchedule');
+type RecoveryModule = typeof import('../../nodes/LearningPlatformTrigger/recovery/schedule');
 
 const SCANNED_AT = 'recoveryScannedAt';
 
@@ -26,7 +26,7 @@ function startProcess(startGate?: Promise<void>) {
 			sleep: async (ms) => (ms >= 60_000 ? await new Promise<void>(() => {}) : await startGate),
 		});
 		recovery = jest.requireActual<RecoveryModule>(
-			'../../nodes/LearningPlatformTrigger/recoverySchedule',
+			'../../nodes/LearningPlatformTrigger/recovery/schedule',
 		);
 		// one jest process plays several n8n processes: each starts now
 		recovery.resetRecoveryState();

@@ -3,7 +3,7 @@ import {
 	recoveryTurn,
 	resetRecoveryPace,
 	RECOVERY_REQUESTS_PER_MINUTE,
-} from '../../nodes/LearningPlatformTrigger/recoveryPace';
+} from '../../nodes/LearningPlatformTrigger/recovery/pace';
 import { FakeClock } from '../support/fakeClock';
 
 let time: FakeClock;

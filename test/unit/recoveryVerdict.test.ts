@@ -1,12 +1,12 @@
 /** Which delivery-log entries a recovery run redispatches, decided from the entry alone. */
-import { LEDGER_WINDOW_MS } from '../../nodes/LearningPlatformTrigger/deliveryLedger';
+import { LEDGER_WINDOW_MS } from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
 import {
 	RECOVERY_HORIZON_MS,
 	REDISPATCH_AGAIN_AFTER_MS,
 	SETTLE_MS,
 	verdictOf,
 	type DeliveryLogEntry,
-} from '../../nodes/LearningPlatformTrigger/deliveryLog';
+} from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
 
 const now = Date.parse('2026-11-25T12:00:00Z');
 const ago = (ms: number) => new Date(now - ms).toISOString().replace('Z', '+00:00');

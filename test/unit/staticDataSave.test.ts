@@ -8,7 +8,7 @@
 import type { IDataObject, INodeTypes } from 'n8n-workflow';
 import { sleep, Workflow } from 'n8n-workflow';
 
-import { keepChangedUntilAnswered } from '../../nodes/LearningPlatformTrigger/staticDataSave';
+import { keepChangedUntilAnswered } from '../../nodes/LearningPlatformTrigger/deliveries/staticDataSave';
 
 const TRIGGER = { name: 'Completion' };
 

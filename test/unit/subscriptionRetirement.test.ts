@@ -1,5 +1,5 @@
 // The grace period between n8n's `delete` of the trigger and the activation that may follow
-// (nodes/LearningPlatformTrigger/subscriptionRetirement.ts), on a clock the test ends by hand.
+// (nodes/LearningPlatformTrigger/subscription/retirement.ts), on a clock the test ends by hand.
 import type { IDataObject, IHookFunctions } from 'n8n-workflow';
 
 import { useClock } from '../../nodes/shared/transport/clock';
@@ -10,7 +10,7 @@ import {
 	retireLater,
 	retirementPending,
 	settleRetirement,
-} from '../../nodes/LearningPlatformTrigger/subscriptionRetirement';
+} from '../../nodes/LearningPlatformTrigger/subscription/retirement';
 
 /** A clock whose waits end when the test says so (or when aborted). */
 function handClock() {

@@ -3,13 +3,14 @@
 // what it does not guarantee: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { clock, listPage, statusOf } from '../shared/transport';
-import { resetRecoveryPace } from './recoveryPace';
-import { recoverMissedDeliveries, type RecoveryRun } from './recoveryRun';
+import { clock, listPage, statusOf } from '../../shared/transport';
+import { resetRecoveryPace } from './pace';
+import { recoverMissedDeliveries, type RecoveryRun } from './run';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { sendRedispatchNote } from './redispatchNote';
-import { triggerScope } from './triggerScope';
-import { probeWebhook, webhookLive } from './webhookProbe';
+import { readField, writeField } from '../staticData';
+import { triggerScope } from '../triggerScope';
+import { probeWebhook, webhookLive } from '../subscription';
 
 interface Schedule {
 	subscriptionId: number;
@@ -26,7 +27,7 @@ const lastRunHere = new Map<string, number>();
 const unfinished = new Set<string>();
 /** this process's schedule per scope (`keepRecovering`) */
 const schedules = new Map<string, Schedule>();
-/** the newest run mark (SCANNED_AT) seen here, loaded or written */
+/** the newest run mark (`recoveryScannedAt`) seen here, loaded or written */
 const newestMark = new Map<string, number>();
 /** the mark of this process's own latest run */
 const ownMark = new Map<string, number>();
@@ -57,8 +58,6 @@ export async function scheduleLoopsEnded(subscriptionId: number): Promise<void> 
 	await Promise.all([...loops].filter(([, id]) => id === subscriptionId).map(([loop]) => loop));
 }
 
-/** Static-data field: when a recovery run was last started for the node (epoch ms). */
-const SCANNED_AT = 'recoveryScannedAt';
 /** Runs at most this often per workflow from deliveries, and a process's schedule checks this often. */
 export const RESCAN_INTERVAL_MS = 15 * 60_000;
 const SCHEDULE_JITTER_MS = 60_000;
@@ -91,7 +90,7 @@ function logFailure(this: Context, why: string, error: unknown): void {
  * because another process's whole-field save can take a newer mark back.
  */
 function learnMark(scope: string, staticData: IDataObject): number {
-	const loaded = Number(staticData[SCANNED_AT]);
+	const loaded = Number(readField(staticData, 'recoveryScannedAt'));
 	const known = newestMark.get(scope) ?? -Infinity;
 	if (Number.isFinite(loaded) && loaded > known) {
 		newestMark.set(scope, loaded);
@@ -101,7 +100,7 @@ function learnMark(scope: string, staticData: IDataObject): number {
 }
 
 function markRun(scope: string, staticData: IDataObject, at: number): void {
-	staticData[SCANNED_AT] = at;
+	writeField(staticData, 'recoveryScannedAt', at);
 	newestMark.set(scope, at);
 	ownMark.set(scope, at);
 }
@@ -275,7 +274,8 @@ export function recoverFromDelivery(
 	const newest = learnMark(scope, staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
 	// this process has
-	if (newest > Number(staticData[SCANNED_AT] ?? -Infinity)) staticData[SCANNED_AT] = newest;
+	if (newest > Number(readField(staticData, 'recoveryScannedAt') ?? -Infinity))
+		writeField(staticData, 'recoveryScannedAt', newest);
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);

@@ -3,7 +3,7 @@
 // them all for minutes, failing the HR team's own workflows with 429s. Recovery runs of this
 // process together make at most a third of that in any 60 seconds; the transport's rate limiter
 // still paces all requests of the key. docs/design.md, "Missed deliveries".
-import { clock } from '../shared/transport';
+import { clock } from '../../shared/transport';
 
 export const RECOVERY_REQUESTS_PER_MINUTE = 20;
 const WINDOW_MS = 60_000;

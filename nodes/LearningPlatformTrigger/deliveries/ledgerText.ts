@@ -5,8 +5,8 @@
 // groups separated by spaces: 12 bytes per occurrence. Pure. docs/design.md, "Exactly once".
 import type { IDataObject } from 'n8n-workflow';
 
-/** Where in the node's static data the text lives. */
-export const LEDGER_FIELD = 'startedDeliveries';
+import { readField } from '../staticData';
+
 /** Characters of an occurrence key (`occurrenceKey`). */
 export const KEY_CHARACTERS = 12;
 
@@ -52,7 +52,7 @@ export function parseLedgerText(field: unknown): ParsedLedgerText {
 
 /** The deliveries a static data object holds as started: key -> epoch seconds. */
 export function sharedDeliveries(staticData: IDataObject): Map<string, number> {
-	return parseLedgerText(staticData[LEDGER_FIELD]).deliveries;
+	return parseLedgerText(readField(staticData, 'startedDeliveries')).deliveries;
 }
 
 /** The groups of `deliveries` (key -> epoch seconds), one per minute, oldest first. */

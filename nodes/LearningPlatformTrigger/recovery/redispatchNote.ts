@@ -8,11 +8,11 @@
 // it takes it in, and n8n saves it. docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { clock } from '../shared/transport';
+import { clock } from '../../shared/transport';
 import { rememberedText, takeInRemembered } from './redispatchMemory';
-import { computeSignature, verifySignature, type VerificationResult } from './signature';
-import { readStoredSubscription } from './subscription';
-import { triggerScope } from './triggerScope';
+import { computeSignature, verifySignature, type VerificationResult } from '../deliveries';
+import { readStoredSubscription } from '../subscription';
+import { triggerScope } from '../triggerScope';
 
 /** Marks a request as the trigger's own note, not a delivery of the platform. */
 const NOTE_HEADER = 'x-learning-platform-note';

@@ -3,7 +3,7 @@
 // activation has finished and after deactivation. docs/design.md, "Missed deliveries".
 import type { IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { clock } from '../shared/transport';
+import { clock } from '../../shared/transport';
 
 /** How long activation's run waits for the webhook to answer before redispatching anyway. */
 const WEBHOOK_LIVE_WAIT_MS = 120_000;

@@ -8,9 +8,9 @@
 // subscription over, or retires it at once if it uses another. docs/design.md, "Edits and moves".
 import type { IHookFunctions } from 'n8n-workflow';
 
-import { clock } from '../shared/transport';
+import { clock } from '../../shared/transport';
 import { deleteSubscriptionById, readStoredSubscription } from './subscription';
-import { triggerScope } from './triggerScope';
+import { triggerScope } from '../triggerScope';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
 export const RETIREMENT_GRACE_MS = 10_000;

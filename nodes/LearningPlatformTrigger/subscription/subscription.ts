@@ -2,7 +2,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { IDataObject, IHookFunctions, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
-import { MASK_VISIBLE_CHARACTERS } from '../shared/helpers';
+import { MASK_VISIBLE_CHARACTERS } from '../../shared/helpers';
 import {
 	apiRequest,
 	operationFailure,
@@ -10,7 +10,8 @@ import {
 	rejectionOf,
 	statusOf,
 	type FailureNotice,
-} from '../shared/transport';
+} from '../../shared/transport';
+import { clearField, readField, writeField, type StaticDataField } from '../staticData';
 
 // The webhook trigger's subscription lifecycle against `{webhook_root}` (spec operations 8 to 12):
 // what is kept in the node's static data, and the create / checkExists / delete steps n8n calls
@@ -50,25 +51,30 @@ const STORED_KEYS: Array<keyof StoredSubscription> = [
 ];
 
 export function readStoredSubscription(staticData: IDataObject): Partial<StoredSubscription> {
+	const text = (field: StaticDataField) => {
+		const value = readField(staticData, field);
+		return typeof value === 'string' ? value : undefined;
+	};
+	const id = readField(staticData, 'subscriptionId');
 	return {
-		subscriptionId:
-			typeof staticData.subscriptionId === 'number' ? staticData.subscriptionId : undefined,
-		signingKey: typeof staticData.signingKey === 'string' ? staticData.signingKey : undefined,
-		authToken: typeof staticData.authToken === 'string' ? staticData.authToken : undefined,
-		event: typeof staticData.event === 'string' ? staticData.event : undefined,
-		url: typeof staticData.url === 'string' ? staticData.url : undefined,
-		test: staticData.test === true ? true : undefined,
+		subscriptionId: typeof id === 'number' ? id : undefined,
+		signingKey: text('signingKey'),
+		authToken: text('authToken'),
+		event: text('event'),
+		url: text('url'),
+		test: readField(staticData, 'test') === true ? true : undefined,
 	};
 }
 
 export function clearStoredSubscription(staticData: IDataObject): void {
-	for (const key of STORED_KEYS) delete staticData[key];
+	for (const key of STORED_KEYS) clearField(staticData, key);
 }
 
 function storeSubscription(staticData: IDataObject, subscription: StoredSubscription): void {
 	for (const key of STORED_KEYS) {
-		if (subscription[key] === undefined) delete staticData[key];
-		else staticData[key] = subscription[key];
+		const value = subscription[key];
+		if (value === undefined) clearField(staticData, key);
+		else writeField(staticData, key, value);
 	}
 }
 
@@ -119,9 +125,6 @@ export async function findSubscription(
 	return { match, total };
 }
 
-/** Where the node keeps the seed its subscription secrets are made from; never cleared. */
-const SECRET_SEED = 'secretSeed';
-
 /**
  * The signing key and bearer token, made from a seed the node keeps for good: every subscription
  * of this node gets the same secrets, so a delivery's save of static data loaded before a
@@ -129,15 +132,13 @@ const SECRET_SEED = 'secretSeed';
  * platform no longer uses. docs/design.md, "Exactly once".
  */
 function subscriptionSecrets(staticData: IDataObject): { signingKey: string; authToken: string } {
-	let seed = staticData[SECRET_SEED];
-	if (typeof seed !== 'string' || seed.length < 2 * SECRET_BYTES) {
+	const stored = readField(staticData, 'secretSeed');
+	let seed = typeof stored === 'string' ? stored : '';
+	if (seed.length < 2 * SECRET_BYTES) {
 		seed = randomBytes(SECRET_BYTES).toString('hex');
-		staticData[SECRET_SEED] = seed;
+		writeField(staticData, 'secretSeed', seed);
 	}
-	const derive = (purpose: string) =>
-		createHmac('sha256', seed as string)
-			.update(purpose)
-			.digest('hex');
+	const derive = (purpose: string) => createHmac('sha256', seed).update(purpose).digest('hex');
 	return { signingKey: derive('signing key'), authToken: derive('auth token') };
 }
 

@@ -4,7 +4,7 @@
 // runs happen: recoverySchedule.ts. Why: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { apiRequest, clock, followPages, listPage, type ListPage } from '../shared/transport';
+import { apiRequest, clock, followPages, listPage, type ListPage } from '../../shared/transport';
 import {
 	finalFailures,
 	listsOldestFirst,
@@ -14,7 +14,7 @@ import {
 	verdictOf,
 	type DeliveryLogEntry,
 } from './deliveryLog';
-import { recoveryTurn } from './recoveryPace';
+import { recoveryTurn } from './pace';
 import type { Redispatches } from './redispatchMemory';
 
 export const MAX_REDISPATCHES_PER_RUN = 100;

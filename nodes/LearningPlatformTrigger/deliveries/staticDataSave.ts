@@ -9,7 +9,8 @@
 import type { IDataObject } from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 
-import type { AttemptResponse } from './deliveryLedger';
+import { markChanged } from '../staticData';
+import type { AttemptResponse } from './ledger';
 
 /** Between n8n's reset and its save lie a database read, an insert and the queue: several ms. */
 const REMARK_INTERVAL_MS = 1;
@@ -52,12 +53,4 @@ async function remarkWhileUnsaved(): Promise<void> {
 	} finally {
 		remarking = false;
 	}
-}
-
-/** n8n's static data notices writes, not values: writing a field as it is marks it changed. */
-function markChanged(staticData: IDataObject): void {
-	const [field] = Object.keys(staticData);
-	if (field === undefined) return;
-	const value = staticData[field];
-	staticData[field] = value;
 }

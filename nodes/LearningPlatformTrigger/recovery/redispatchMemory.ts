@@ -8,6 +8,7 @@
 // deliveries".
 import type { IDataObject } from 'n8n-workflow';
 
+import { readField, writeField } from '../staticData';
 import { RECOVERY_HORIZON_MS } from './deliveryLog';
 
 /** entry id -> the entry's `tries` when its redispatch was asked for, and when (epoch ms) */
@@ -21,8 +22,6 @@ export function resetRedispatchMemory(): void {
 	memories.clear();
 }
 
-/** Static-data field: `subscription36 id36.tries36.minute36 ...`, the memory of one subscription. */
-const FIELD = 'redispatchedEntries';
 /** Longer than recovery reads the log back, so no entry it reads is forgotten. */
 const REMEMBER_MS = RECOVERY_HORIZON_MS + 60 * 60_000;
 /** At most as many as a run reads (about 12 bytes each in the static data n8n saves). */
@@ -71,7 +70,7 @@ export function shareRedispatches(
 	carry: boolean,
 ): void {
 	const memory = redispatchesOf(scope, subscriptionId);
-	const stored = parse(staticData[FIELD]);
+	const stored = parse(readField(staticData, 'redispatchedEntries'));
 	if (stored?.subscriptionId === subscriptionId)
 		for (const [id, seen] of stored.entries) {
 			const known = memory.get(id);
@@ -83,7 +82,8 @@ export function shareRedispatches(
 		memory.clear();
 		for (const [id, seen] of newest) memory.set(id, seen);
 	}
-	if (carry && memory.size > 0) staticData[FIELD] = render(subscriptionId, memory);
+	if (carry && memory.size > 0)
+		writeField(staticData, 'redispatchedEntries', render(subscriptionId, memory));
 }
 
 /** This process's memory for `scope` and `subscriptionId` as a static-data field would hold it. */
@@ -103,6 +103,6 @@ export function takeInRemembered(
 	text: string,
 	now: number,
 ): void {
-	shareRedispatches(scope, { [FIELD]: text }, subscriptionId, now, false);
+	shareRedispatches(scope, { redispatchedEntries: text }, subscriptionId, now, false);
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
 }

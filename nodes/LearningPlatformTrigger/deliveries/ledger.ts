@@ -6,18 +6,12 @@
 // writes still pending get what it learns later. A process that loads its own save, which may
 // have overwritten a newer one of another process, waits briefly for that process's next save
 // before it calls a delivery new. The stored text: ledgerText.ts. docs/design.md, "Exactly once".
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
-import { clock, type Clock } from '../shared/transport';
-import {
-	entryText,
-	groupsText,
-	KEY_CHARACTERS,
-	LEDGER_FIELD,
-	ledgerText,
-	parseLedgerText,
-} from './ledgerText';
+import { clock, type Clock } from '../../shared/transport';
+import { readField, writeField } from '../staticData';
+import { entryText, groupsText, ledgerText, parseLedgerText } from './ledgerText';
 
 /**
  * How long a delivery that started an execution is remembered: longer than recovery reads the
@@ -67,34 +61,6 @@ interface Attempt {
 	startedExecution?: boolean;
 }
 
-/** JSON with object keys sorted: the same payload gives the same text, however it was built. */
-function canonical(value: unknown): string {
-	if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-	if (value && typeof value === 'object') {
-		const entries = Object.entries(value as IDataObject).sort(([a], [b]) => (a < b ? -1 : 1));
-		return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-	}
-	return JSON.stringify(value) ?? 'null';
-}
-
-/**
- * One event occurrence at one destination: its event and payload, not its send time or delivery
- * id, so a platform retry (same bytes) and a redispatch (new `now` and `delivery_id`) of it are
- * recognised alike. The production and the test URL are two destinations. 72 bits of the hash:
- * with the 10,000 occurrences a process remembers at most, a new one is taken for a repeat once
- * in about 5 x 10^17 deliveries.
- */
-export function occurrenceKey(destination: string[], event: string, payload: unknown): string {
-	const hash = createHash('sha256');
-	for (const part of destination) hash.update(part).update('\0');
-	return hash
-		.update(event)
-		.update('\0')
-		.update(canonical(payload))
-		.digest('base64url')
-		.slice(0, KEY_CHARACTERS);
-}
-
 /** The memory of one n8n process. Time comes from `time()`, so tests need not wait. */
 export class DeliveryLedger {
 	private readonly attempts = new Map<string, Attempt>();
@@ -125,7 +91,7 @@ export class DeliveryLedger {
 	/** Takes in what other processes stored, and passes on to pending saves what is known. */
 	learn(staticData: IDataObject): void {
 		const now = this.time().now();
-		const field = staticData[LEDGER_FIELD];
+		const field = readField(staticData, 'startedDeliveries');
 		if (field !== this.lastLearnt || typeof field !== 'string') {
 			this.lastLearnt = field;
 			const { writer, deliveries } = parseLedgerText(field);
@@ -261,7 +227,11 @@ export class DeliveryLedger {
 
 	private write(staticData: IDataObject, now: number, own: string): void {
 		const shared = this.sharedText(now);
-		staticData[LEDGER_FIELD] = ledgerText({ tag: this.tag, at: now }, shared, own);
+		writeField(
+			staticData,
+			'startedDeliveries',
+			ledgerText({ tag: this.tag, at: now }, shared, own),
+		);
 	}
 
 	/**

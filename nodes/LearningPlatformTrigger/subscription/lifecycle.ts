@@ -1,0 +1,51 @@
+// What n8n's three webhook methods do with the subscription: look (checkExists), register
+// (create) and release (delete). A published edit calls delete and then checkExists/create in the
+// same process, so a production subscription is retired only after a grace period (retirement.ts).
+import type { IHookFunctions } from 'n8n-workflow';
+
+import {
+	claimSubscription,
+	holdingRetirement,
+	retireAllNow,
+	retireWhenUnclaimed,
+} from './retirement';
+import {
+	createSubscription,
+	deleteSubscription,
+	readStoredSubscription,
+	subscriptionExists,
+} from './subscription';
+
+const isTest = (context: IHookFunctions) => context.getMode() === 'manual';
+
+/** checkExists: whether the subscription static data holds is in place for this URL and event. */
+export async function subscriptionInPlace(this: IHookFunctions): Promise<boolean> {
+	const webhookUrl = this.getNodeWebhookUrl('default') as string;
+	const event = this.getNodeParameter('event') as string;
+	const look = async () => await subscriptionExists.call(this, webhookUrl, event);
+	return isTest(this) ? await look() : await holdingRetirement.call(this, look);
+}
+
+/** create: registers (or adopts, or moves) the subscription and keeps it from retirement. */
+export async function registerSubscription(this: IHookFunctions): Promise<void> {
+	const webhookUrl = this.getNodeWebhookUrl('default') as string;
+	const event = this.getNodeParameter('event') as string;
+	const test = isTest(this);
+	// subscriptions waiting to be retired (this trigger's, or a workflow's just switched off)
+	// may hold the API key's last free places
+	await createSubscription.call(this, webhookUrl, event, { test, freePlaces: retireAllNow });
+	if (!test) await claimSubscription.call(this);
+}
+
+/**
+ * delete: with `keep` the production subscription stays; a test one goes at once; a production
+ * one is retired unless n8n activates the trigger again within the grace period (a published
+ * edit: docs/design.md, "Edits and moves").
+ */
+export async function releaseSubscription(this: IHookFunctions, keep: boolean): Promise<boolean> {
+	const { subscriptionId, test } = readStoredSubscription(this.getWorkflowStaticData('node'));
+	if (keep || test || subscriptionId === undefined)
+		return await deleteSubscription.call(this, { keep });
+	retireWhenUnclaimed.call(this, subscriptionId);
+	return true;
+}
