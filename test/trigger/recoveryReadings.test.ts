@@ -14,7 +14,10 @@ import type { AddressInfo } from 'node:net';
 import type { IDataObject } from 'n8n-workflow';
 
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
-import { RECOVERY_HORIZON_MS, SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
+import {
+	RECOVERY_HORIZON_MS,
+	SETTLE_MS,
+} from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
 import {
 	redispatchesOf,
 	resetRedispatchMemory,

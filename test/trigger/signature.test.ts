@@ -4,7 +4,10 @@
  */
 import { createHmac } from 'node:crypto';
 
-import { decodeSignature, verifyDelivery } from '../../nodes/LearningPlatformTrigger/deliveries/signature';
+import {
+	decodeSignature,
+	verifyDelivery,
+} from '../../nodes/LearningPlatformTrigger/deliveries/signature';
 
 const secrets = { signingKey: 'a'.repeat(40) + 'signing', authToken: 't'.repeat(40) + 'token' };
 const body = Buffer.from(
