@@ -13,6 +13,11 @@ import {
 	type SandboxDelivery,
 	type SandboxUser,
 } from '../../../scripts/n8n';
+import type { IDataObject } from 'n8n-workflow';
+
+import { sharedDeliveries } from '../../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
+import { repeatKey } from '../../../nodes/LearningPlatformTrigger/deliveries/repeatKey';
+import { STATIC_DATA_FIELDS } from '../../../nodes/LearningPlatformTrigger/staticData';
 import { waitFor } from '../../sandbox/helpers';
 import {
 	demoData,
@@ -146,6 +151,40 @@ export function triggersSuite(ctx: StackContext): void {
 				expect(payload.content_id).toBe(104);
 				// The execution holds exactly the bytes that were signed.
 				expect(item).toEqual(JSON.parse(String(delivery.body)));
+			});
+
+			// n8n saves a node's static data only when it notices a write after its own reset (n8n
+			// 2.x builds a second Workflow before the save: deliveries/staticDataSave.ts). Judged by
+			// what n8n stored: the delivery that started an execution is in the saved ledger, under
+			// its repeat key, so a restart or another process recognises its retry.
+			test("n8n stored the delivery's repeat key with the workflow's static data", async () => {
+				const [subscription] = await live(hookUser().username);
+				const body = String(firstDelivery.body);
+				const sent = JSON.parse(body) as { event: string; payload: unknown };
+				const key = repeatKey(
+					{
+						workflowId: hookWorkflowId,
+						nodeId: `${hookWorkflowId}-0`,
+						mode: 'webhook',
+						subscriptionId: subscription.id,
+					},
+					sent.event,
+					sent.payload,
+					Buffer.from(body),
+				);
+				const stored = await waitFor(
+					async () => {
+						const workflow = await ctx.client.getWorkflow(hookWorkflowId);
+						const node = (workflow?.staticData as Record<string, IDataObject> | undefined)?.[
+							'node:Completion created'
+						];
+						return node && sharedDeliveries(node).has(key) ? node : undefined;
+					},
+					30_000,
+					"the delivery's key in the stored static data",
+					500,
+				);
+				expect(Object.keys(stored).every((field) => field in STATIC_DATA_FIELDS)).toBe(true);
 			});
 
 			test('a tampered body, a wrong token or a missing signature start no execution', async () => {
