@@ -80,7 +80,7 @@ describe('static data written by a delivery that starts an execution', () => {
 		expect(workflow.staticData.__dataChanged).toBe(false);
 	});
 
-	test('one loop serves several deliveries; each stops with its own answer', async () => {
+	test('one timer serves several deliveries; each stops with its own answer', async () => {
 		const first = deliveryWrites();
 		const second = deliveryWrites();
 		const firstResponse = unansweredResponse();

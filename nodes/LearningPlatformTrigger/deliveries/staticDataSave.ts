@@ -12,45 +12,28 @@ import { sleep } from 'n8n-workflow';
 import { markChanged } from '../staticData';
 import type { AttemptResponse } from './ledger';
 
-/** Between n8n's reset and its save lie a database read, an insert and the queue: several ms. */
-const REMARK_INTERVAL_MS = 1;
-/** n8n answers (after its save) within seconds; past this the answer is not waited for. */
-const REMARK_FOR_AT_MOST_MS = 60_000;
-
 interface Unsaved {
 	staticData: IDataObject;
 	response: AttemptResponse;
-	until: number;
 }
 
-const unsaved = new Set<Unsaved>();
-let remarking = false;
+let unsaved: Unsaved[] = [];
 
 /**
- * Marks `staticData` changed again every millisecond until n8n has answered `response` (it answers
- * after its save; `writableEnded` holds from then on, even when the platform hung up first), so
- * that n8n's save finds it changed whenever n8n's reset came. One loop serves every delivery
- * waiting in this process. Wall-clock time: this is about the order of n8n's steps, not about
- * how long the platform waits.
+ * Marks `staticData` changed again on the next timer turn, unless n8n has answered `response`
+ * by then (it answers after its save). n8n's reset comes in the promise jobs that follow
+ * `webhook()`'s return, before any timer; its save comes after the execution's database insert,
+ * so after that turn. One timer serves every delivery of a turn: no loop while deliveries wait.
+ * The e2e triggers suite checks, in each tested n8n, that the save holds the delivery.
  */
 export function keepChangedUntilAnswered(staticData: IDataObject, response: AttemptResponse): void {
-	unsaved.add({ staticData, response, until: Date.now() + REMARK_FOR_AT_MOST_MS });
-	if (!remarking) void remarkWhileUnsaved();
+	unsaved.push({ staticData, response });
+	if (unsaved.length === 1) void sleep(0).then(markUnsaved);
 }
 
-async function remarkWhileUnsaved(): Promise<void> {
-	remarking = true;
-	try {
-		while (unsaved.size > 0) {
-			// a timer's turn comes after n8n's reset, which happens before n8n's first wait for I/O
-			await sleep(REMARK_INTERVAL_MS);
-			const now = Date.now();
-			for (const entry of unsaved) {
-				if (entry.response.writableEnded || now > entry.until) unsaved.delete(entry);
-				else markChanged(entry.staticData);
-			}
-		}
-	} finally {
-		remarking = false;
-	}
+function markUnsaved(): void {
+	const waiting = unsaved;
+	unsaved = [];
+	for (const { staticData, response } of waiting)
+		if (!response.writableEnded) markChanged(staticData);
 }
