@@ -9,11 +9,11 @@ import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject } from 'n8n-workflow';
 
+import { WAIT_FOR_EARLIER_ANSWER_MS } from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
 import {
-	DeliveryLedger,
-	useLedger,
-	WAIT_FOR_EARLIER_ANSWER_MS,
-} from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
+	ProcessLedgers,
+	useLedgers,
+} from '../../nodes/LearningPlatformTrigger/deliveries/processLedgers';
 import { clock, useClock } from '../../nodes/shared/transport/clock';
 import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
@@ -857,7 +857,7 @@ describe('repeated deliveries (a retry after a time-out, a redispatch, another p
 		const shared = stored(a);
 		expect(sharedDeliveries(shared).size).toBeGreaterThan(0);
 
-		const restore = useLedger(new DeliveryLedger());
+		const restore = useLedgers(new ProcessLedgers());
 		try {
 			// the retry lands on the other process
 			expect(started(await deliver(a, signedFor(a, rawBody), rawBody))).toBe(0);

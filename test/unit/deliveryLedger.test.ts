@@ -22,6 +22,7 @@ import {
 	groupsText,
 	sharedDeliveries,
 } from '../../nodes/LearningPlatformTrigger/deliveries/ledgerText';
+import { ProcessLedgers } from '../../nodes/LearningPlatformTrigger/deliveries/processLedgers';
 import { occurrenceKey } from '../../nodes/LearningPlatformTrigger/deliveries/repeatKey';
 
 const LEDGER_FIELD = 'startedDeliveries';
@@ -350,5 +351,51 @@ describe('two n8n processes behind one URL', () => {
 		expect(stored(db)).toHaveLength(1_000);
 		expect(text.length).toBeLessThanOrEqual(1_000 * 12 + 60); // the writer, and each minute once (plus the own entry's)
 		expect(text.split(' ').length).toBeLessThanOrEqual(4);
+	});
+});
+
+describe("one workflow's traffic and another's memory (issue 48, item 6)", () => {
+	/** n8n's database: one node static data per workflow, saved once n8n answered 2xx. */
+	async function deliverAll(
+		ledgers: ProcessLedgers,
+		scope: string,
+		db: IDataObject,
+		keys: string[],
+	) {
+		const verdicts: string[] = [];
+		for (const key of keys) {
+			const working = { ...db };
+			const response = new Response();
+			verdicts.push(await ledgers.of(scope).admit(working, key, response));
+			response.answer(200);
+			Object.assign(db, working);
+		}
+		return verdicts;
+	}
+	const keysOf = (prefix: string, count: number) =>
+		Array.from(
+			{ length: count },
+			(_, i) => `${prefix}${String(i).padStart(12 - prefix.length, '0')}`,
+		);
+
+	test('300 completions, then a 6,000-event sync in another trigger workflow, one more completion and a restart: every retry of the 300 is recognised', async () => {
+		const ledgers = new ProcessLedgers(() => time);
+		const completions = { static: {} as IDataObject, keys: keysOf('c', 300) };
+		const sync = { static: {} as IDataObject, keys: keysOf('u', 6_000) };
+		await deliverAll(ledgers, 'completions:trigger', completions.static, completions.keys);
+		await deliverAll(ledgers, 'users:trigger', sync.static, sync.keys);
+		await deliverAll(ledgers, 'completions:trigger', completions.static, ['c-after-sync']);
+		// each workflow's save holds its own deliveries only
+		expect(sharedDeliveries(completions.static).size).toBe(301);
+		expect([...sharedDeliveries(sync.static).keys()].some((k) => k.startsWith('c'))).toBe(false);
+
+		const restarted = new ProcessLedgers(() => time);
+		const retries = await deliverAll(
+			restarted,
+			'completions:trigger',
+			completions.static,
+			completions.keys,
+		);
+		expect(retries.filter((verdict) => verdict === 'new')).toEqual([]);
 	});
 });

@@ -28,9 +28,9 @@ import { acquireSlot, recordAnswer } from '../../nodes/shared/transport/rateLimi
 import { exchangeRefreshToken } from '../../nodes/shared/transport/tokenExchange';
 import { startSandbox, type SandboxHandle } from '../../sandbox';
 import {
-	thisProcessLedger,
+	thisProcessLedgers,
 	resetDeliveryLedger,
-} from '../../nodes/LearningPlatformTrigger/deliveries/ledger';
+} from '../../nodes/LearningPlatformTrigger/deliveries/processLedgers';
 import {
 	recoverFromDelivery,
 	resetRecoveryState,
@@ -128,12 +128,12 @@ test('resetCoreProcessState empties every part: clock, rate windows, exchanges (
 });
 
 test("the webhook trigger's two: the ledger forgets every delivery, recovery its runs", async () => {
-	const ledger = thisProcessLedger();
-	await ledger.admit({}, 'key-of-a-delivery', { writableEnded: false, statusCode: 0 });
-	expect(ledger.size).toBe(1);
+	const ledgers = thisProcessLedgers();
+	await ledgers.of('w:n').admit({}, 'key-of-a-delivery', { writableEnded: false, statusCode: 0 });
+	expect(ledgers.size).toBe(1);
 	resetDeliveryLedger();
-	expect(thisProcessLedger()).not.toBe(ledger);
-	expect(thisProcessLedger().size).toBe(0);
+	expect(thisProcessLedgers()).not.toBe(ledgers);
+	expect(thisProcessLedgers().size).toBe(0);
 
 	let now = 10_000_000;
 	useClock({ now: () => now, sleep: async () => await new Promise<void>(() => {}) });

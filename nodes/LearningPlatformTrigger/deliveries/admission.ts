@@ -6,7 +6,8 @@ import type { IDataObject } from 'n8n-workflow';
 import { eventMatches, isWildcardEvent } from '../../shared/helpers';
 import type { TriggerStaticData } from '../staticData';
 import { deliveryAge } from './age';
-import { thisProcessLedger, type AttemptResponse } from './ledger';
+import type { AttemptResponse } from './ledger';
+import { thisProcessLedgers } from './processLedgers';
 import { repeatKey, type Destination } from './repeatKey';
 import { verifyDelivery, type DeliverySecrets, type VerificationFailure } from './signature';
 
@@ -93,7 +94,9 @@ export async function admitDelivery(
 	}
 	if (rules.ignoreRepeats) {
 		const key = repeatKey(rules.destination, event, delivery.payload, rawBody);
-		const seen = await thisProcessLedger().admit(staticData, key, request.response);
+		const { workflowId, nodeId } = rules.destination;
+		const ledger = thisProcessLedgers().of(`${workflowId}:${nodeId}`);
+		const seen = await ledger.admit(staticData, key, request.response);
 		if (seen === 'repeat') return { outcome: 'acknowledged', event, repeated: true };
 	}
 	return { outcome: 'new', event, delivery };

@@ -8,7 +8,7 @@ export {
 	type AdmissionRules,
 	type RefusalReason,
 } from './admission';
-export { thisProcessLedger, type AttemptResponse } from './ledger';
+export type { AttemptResponse } from './ledger';
 export { repeatKey, type Destination } from './repeatKey';
 export {
 	computeSignature,

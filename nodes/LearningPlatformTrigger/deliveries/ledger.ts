@@ -307,24 +307,3 @@ function answerOf(attempt: Attempt): boolean | undefined {
 	attempt.response = undefined;
 	return attempt.startedExecution;
 }
-
-let current = new DeliveryLedger();
-
-/** This process's ledger. */
-export function thisProcessLedger(): DeliveryLedger {
-	return current;
-}
-
-/** For tests: this process's ledger starts empty, as in a freshly started process. */
-export function resetDeliveryLedger(): void {
-	current = new DeliveryLedger();
-}
-
-/** For tests: plays another n8n process until the returned function is called. */
-export function useLedger(ledger: DeliveryLedger): () => void {
-	const previous = current;
-	current = ledger;
-	return () => {
-		current = previous;
-	};
-}
