@@ -397,5 +397,5 @@ describe("one workflow's traffic and another's memory (issue 48, item 6)", () =>
 			completions.keys,
 		);
 		expect(retries.filter((verdict) => verdict === 'new')).toEqual([]);
-	});
+	}, 180_000);
 });
