@@ -6,7 +6,6 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 
 import { apiRequest, clock, followPages, listPage, type ListPage } from '../../shared/transport';
 import {
-	finalFailures,
 	listsOldestFirst,
 	RECOVERY_HORIZON_MS,
 	SETTLE_MS,
@@ -14,6 +13,7 @@ import {
 	verdictOf,
 	type DeliveryLogEntry,
 } from './deliveryLog';
+import { finalFailures } from './finalFailures';
 import { recoveryTurn } from './pace';
 import type { Redispatches } from './redispatchMemory';
 
