@@ -46,8 +46,7 @@ function startRecovery(context: IHookFunctions): void {
 	if (!recovers(context)) return;
 	const staticData = context.getWorkflowStaticData('node');
 	const { subscriptionId } = readStoredSubscription(staticData);
-	if (subscriptionId !== undefined)
-		recoverAfterActivation.call(context, staticData, subscriptionId);
+	if (subscriptionId !== undefined) recoverAfterActivation(context, staticData, subscriptionId);
 }
 
 function admissionRules(
@@ -78,11 +77,11 @@ function informRecovery(
 	subscriptionId: number,
 ): void {
 	if (admission.outcome === 'acknowledged' && admission.repeated)
-		noteRecoveryMark.call(context, staticData, subscriptionId);
+		noteRecoveryMark(context, staticData, subscriptionId);
 	if (admission.outcome !== 'new') return;
 	const deliveryId = admission.delivery.delivery_id;
 	const redispatch = typeof deliveryId === 'string' && deliveryId !== '';
-	recoverFromDelivery.call(context, staticData, subscriptionId, redispatch);
+	recoverFromDelivery(context, staticData, subscriptionId, redispatch);
 }
 
 /** n8n's answer to the platform, and the operator's log line. */
@@ -134,7 +133,7 @@ function answerNote(
 	context: IWebhookFunctions,
 	staticData: TriggerStaticData,
 ): IWebhookResponseData {
-	const note = takeInRedispatchNote.call(context, staticData, recovers(context));
+	const note = takeInRedispatchNote(context, staticData, recovers(context));
 	if (note.valid) return { webhookResponse: { received: true, passedOn: false } };
 	logRefusal(context, note.reason);
 	context.getResponseObject().status(401).json({ message: 'Unauthorized' });
@@ -204,7 +203,7 @@ export class LearningPlatformTrigger implements INodeType {
 			},
 
 			async delete(this: IHookFunctions): Promise<boolean> {
-				stopRecovering.call(this);
+				stopRecovering(this);
 				return await releaseSubscription.call(this, keepsSubscriptionWhileInactive(this));
 			},
 		},

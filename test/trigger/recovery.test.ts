@@ -11,6 +11,7 @@ import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/Lea
 import { useClock } from '../../nodes/shared/transport/clock';
 import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
 import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
+import { deliveryLogApi } from '../../nodes/LearningPlatformTrigger/recovery/host';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recovery/run';
 import type { Redispatches } from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
 import {
@@ -111,11 +112,21 @@ describe('a recovery run', () => {
 			time.offset = SETTLE_MS + 1_000; // the platform has stopped retrying them
 			// the process's memory of what it asked for, as the schedule passes it to each run
 			const memory: Redispatches = new Map();
-			const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
+			const first = await recoverMissedDeliveries(
+				deliveryLogApi(context),
+				subscriptionId,
+				undefined,
+				memory,
+			);
 			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
 			// the redispatches failed as well (n8n is still down), and the platform has logged them
 			await redispatchesLogged(subscriptionId, 2 + 2);
-			const second = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
+			const second = await recoverMissedDeliveries(
+				deliveryLogApi(context),
+				subscriptionId,
+				undefined,
+				memory,
+			);
 			expect(second).toMatchObject({ redispatched: 0, failed: 0 });
 		});
 
@@ -142,8 +153,8 @@ describe('a recovery run', () => {
 			// asked before the pass and before each redispatch: the later run is learnt after 3
 			let asked = 0;
 			const earlierMemory: Redispatches = new Map();
-			const earlier = await recoverMissedDeliveries.call(
-				context,
+			const earlier = await recoverMissedDeliveries(
+				deliveryLogApi(context),
 				subscriptionId,
 				() => ++asked > 1 + BEFORE_SUPERSEDED,
 				earlierMemory,
@@ -152,8 +163,8 @@ describe('a recovery run', () => {
 			await redispatchesLogged(subscriptionId, BEFORE_SUPERSEDED + 2 + BEFORE_SUPERSEDED);
 			// the later process knows of the earlier's redispatches from the platform's marks; where
 			// the platform leaves its entries untouched, only from the memory deliveries carry
-			const later = await recoverMissedDeliveries.call(
-				context,
+			const later = await recoverMissedDeliveries(
+				deliveryLogApi(context),
 				subscriptionId,
 				undefined,
 				entryShowsRedispatch ? new Map() : earlierMemory,
@@ -204,12 +215,17 @@ describe('a recovery run', () => {
 			},
 		});
 		try {
-			const run = await recoverMissedDeliveries.call(context, subscriptionId, undefined, memory);
+			const run = await recoverMissedDeliveries(
+				deliveryLogApi(context),
+				subscriptionId,
+				undefined,
+				memory,
+			);
 			expect(otherRan).toBe(true);
 			expect(run).toMatchObject({ redispatched: 0, failed: 0, yielded: true });
 			// the other run goes on with the rest
-			const other = await recoverMissedDeliveries.call(
-				context,
+			const other = await recoverMissedDeliveries(
+				deliveryLogApi(context),
 				subscriptionId,
 				undefined,
 				otherMemory,
@@ -227,7 +243,7 @@ describe('a recovery run', () => {
 		await missedDelivery(subscriptionId);
 		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-unsettled'));
 		await withAheadClock(async (time) => {
-			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 			expect(run.redispatched).toBe(1);
 			// it slept through one settle time before redispatching
 			expect(time.slept).toBeGreaterThanOrEqual(SETTLE_MS);
@@ -238,7 +254,7 @@ describe('a recovery run', () => {
 		const { staticData, subscriptionId } = await subscribed('recover-none');
 		const context = hookContext(trigger, options(staticData, RECOVER, 'recover-none'));
 		await withAheadClock(async () => {
-			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 			expect(run).toEqual({ redispatched: 0, failed: 0, read: 0, requests: 1 });
 		});
 	});
@@ -411,7 +427,7 @@ describe('while the workflow stays active', () => {
 			// another process starts a run just before this one's check is due (a check comes at
 			// most a minute after its 15 minutes), and a delivery's static data tells this process
 			const elsewhere = time.now() + RESCAN_INTERVAL_MS + 60_000;
-			noteRecoveryMark.call(
+			noteRecoveryMark(
 				hookContext(trigger, opts) as unknown as IWebhookFunctions,
 				{ recoveryScannedAt: elsewhere },
 				subscriptionId,

@@ -24,6 +24,7 @@ import {
 	shareRedispatches,
 	type Redispatches,
 } from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
+import { deliveryLogApi } from '../../nodes/LearningPlatformTrigger/recovery/host';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recovery/run';
 import {
 	resetRecoveryState,
@@ -229,7 +230,7 @@ describe.each(['newestFirst', 'oldestFirst'] as const)(
 			const ahead = await platformAhead();
 			await withAheadClock(async (time) => {
 				time.offset = ahead + SETTLE_MS + 1_000;
-				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 				expect(run).toMatchObject({ redispatched: failed, failed: 0 });
 				// 4 pages read once; then each redispatch reads its one or two pages again (reading
 				// from the newest down would cost 4 or 5 pages each: 4 + 20 x 4 + 20 = 104 at least)
@@ -261,7 +262,7 @@ describe.each(orders)('log $deliveryLog, $logOrder', (reading) => {
 		const ahead = await platformAhead();
 		await withAheadClock(async (time) => {
 			time.offset = ahead + SETTLE_MS + 1_000;
-			const run = await recoverMissedDeliveries.call(context, subscriptionId);
+			const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 			expect(run).toMatchObject({ redispatched: 3, failed: 0 });
 		});
 		const asked = await askedEntriesOf(t.sandbox, subscriptionId);
@@ -302,7 +303,12 @@ describe.each(readings)('log $deliveryLog, redispatch $redispatchEntry, $logOrde
 		const ahead = await platformAhead();
 		await withAheadClock(async (time) => {
 			time.offset = ahead + SETTLE_MS + 1_000;
-			const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+			const first = await recoverMissedDeliveries(
+				deliveryLogApi(context),
+				subscriptionId,
+				undefined,
+				asked,
+			);
 			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
 		});
 		await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 10_000);
@@ -319,15 +325,15 @@ describe.each(readings)('log $deliveryLog, redispatch $redispatchEntry, $logOrde
 
 		await withAheadClock(async (time) => {
 			time.offset = ahead + 9 * HOUR;
-			const sameProcess = await recoverMissedDeliveries.call(
-				context,
+			const sameProcess = await recoverMissedDeliveries(
+				deliveryLogApi(context),
 				subscriptionId,
 				undefined,
 				asked,
 			);
 			expect(sameProcess).toMatchObject({ redispatched: 0, failed: 0 });
-			const afterRestart = await recoverMissedDeliveries.call(
-				context,
+			const afterRestart = await recoverMissedDeliveries(
+				deliveryLogApi(context),
 				subscriptionId,
 				undefined,
 				restored,
@@ -355,10 +361,20 @@ test('a redispatch the platform declines (the payload model is gone) is not aske
 	const ahead = await platformAhead();
 	await withAheadClock(async (time) => {
 		time.offset = ahead + SETTLE_MS + 1_000;
-		const first = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+		const first = await recoverMissedDeliveries(
+			deliveryLogApi(context),
+			subscriptionId,
+			undefined,
+			asked,
+		);
 		expect(first).toMatchObject({ redispatched: 0, failed: 1 });
 		time.offset = ahead + 9 * HOUR;
-		const later = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+		const later = await recoverMissedDeliveries(
+			deliveryLogApi(context),
+			subscriptionId,
+			undefined,
+			asked,
+		);
 		expect(later).toMatchObject({ redispatched: 0, failed: 0 });
 	});
 	expect(await redispatchRequests(subscriptionId)).toHaveLength(1);
@@ -404,7 +420,7 @@ describe.each([
 			await withAheadClock(async (time) => {
 				// a run that judges the entry settled (unchanged for the settle time) before the retry
 				time.offset = ahead + SETTLE_MS + 1_000;
-				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 				expect(run).toMatchObject({ redispatched: 1, failed: 0 });
 			});
 			// the redispatch and the late retry both reach n8n
@@ -486,7 +502,7 @@ describe.each([
 			const ahead = await platformAhead();
 			await withAheadClock(async (time) => {
 				time.offset = ahead + SETTLE_MS + 1_000;
-				const run = await recoverMissedDeliveries.call(context, subscriptionId);
+				const run = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
 				expect(run).toMatchObject({ redispatched: 1, failed: 0 });
 			});
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, 4, 20_000);
@@ -530,7 +546,12 @@ describe.each(['marks', 'flagOnly', 'untouched'] as const)(
 				const [first, notRetried] = await t.sandbox.control.deliveries({ subscriptionId });
 
 				time.offset = ahead + SETTLE_MS + 1_000;
-				const run = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+				const run = await recoverMissedDeliveries(
+					deliveryLogApi(context),
+					subscriptionId,
+					undefined,
+					asked,
+				);
 				expect(run).toMatchObject({ redispatched: 2, failed: 0 });
 				// the 503's redispatch is a repeat of the retry that ran; the 404's runs
 				await t.sandbox.control.waitForDeliveries({ subscriptionId }, 5, 20_000);
@@ -541,7 +562,12 @@ describe.each(['marks', 'flagOnly', 'untouched'] as const)(
 				]);
 
 				time.offset = ahead + HOUR;
-				const later = await recoverMissedDeliveries.call(context, subscriptionId, undefined, asked);
+				const later = await recoverMissedDeliveries(
+					deliveryLogApi(context),
+					subscriptionId,
+					undefined,
+					asked,
+				);
 				expect(later).toMatchObject({ redispatched: 0, failed: 0 });
 			});
 		});
@@ -647,8 +673,8 @@ describe.each([
 			);
 			await withAheadClock(async (time) => {
 				time.offset = ahead + 9 * HOUR;
-				const run = await recoverMissedDeliveries.call(
-					context,
+				const run = await recoverMissedDeliveries(
+					deliveryLogApi(context),
 					subscriptionId,
 					undefined,
 					redispatchesOf(scope, subscriptionId),

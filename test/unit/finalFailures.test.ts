@@ -5,10 +5,8 @@
  * attempt's number). Each missed delivery is named once; a delivery that went through on a later
  * attempt, and a redispatch that went on as entries of its own, are not.
  */
-import {
-	finalFailures,
-	type DeliveryLogEntry,
-} from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
+import type { DeliveryLogEntry } from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
+import { finalFailures } from '../../nodes/LearningPlatformTrigger/recovery/finalFailures';
 
 const EVENT = 'Events\\Courses\\Completion_created';
 const base = Date.parse('2026-11-25T12:00:00Z');

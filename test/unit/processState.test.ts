@@ -145,11 +145,11 @@ test("the webhook trigger's two: the ledger forgets every delivery, recovery its
 	// a run marked by another process since this one started, 1 minute ago: not this one's turn
 	const staticData: IDataObject = { recoveryScannedAt: now - 60_000 };
 	resetRecoveryState(now - 120_000);
-	recoverFromDelivery.call(context, staticData, 1, false);
+	recoverFromDelivery(context, staticData, 1, false);
 	expect(staticData.recoveryScannedAt).toBe(now - 60_000);
 	// after a reset the process "starts" later than that run: its first delivery runs one
 	now += 1_000;
 	resetRecoveryState(now);
-	recoverFromDelivery.call(context, staticData, 1, false);
+	recoverFromDelivery(context, staticData, 1, false);
 	expect(staticData.recoveryScannedAt).toBe(now);
 });

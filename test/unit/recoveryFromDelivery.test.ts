@@ -41,12 +41,12 @@ function startProcess(startGate?: Promise<void>) {
 	return {
 		logs,
 		deliver: (staticData: IDataObject) =>
-			recovery.recoverFromDelivery.call(context, staticData, 7, false),
+			recovery.recoverFromDelivery(context, staticData, 7, false),
 		/** a delivery carrying a `delivery_id`: a redispatch some run asked for */
 		redispatched: (staticData: IDataObject) =>
-			recovery.recoverFromDelivery.call(context, staticData, 7, true),
+			recovery.recoverFromDelivery(context, staticData, 7, true),
 		/** a delivery this process recognised as a repeat: n8n loaded `staticData` for it */
-		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark.call(context, staticData, 7),
+		repeat: (staticData: IDataObject) => recovery.noteRecoveryMark(context, staticData, 7),
 	};
 }
 

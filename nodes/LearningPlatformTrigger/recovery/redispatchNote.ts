@@ -6,13 +6,13 @@
 // run that asked for anything sends this process's memory to the trigger's own webhook URL, signed
 // with the subscription's key (no bearer token: nothing secret travels); whichever process serves
 // it takes it in, and n8n saves it. docs/design.md, "Missed deliveries".
-import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IDataObject, IWebhookFunctions } from 'n8n-workflow';
 
 import { clock } from '../../shared/transport';
+import { scopeOf, type RecoveryHost } from './host';
 import { rememberedText, takeInRemembered } from './redispatchMemory';
 import { computeSignature, verifySignature, type VerificationResult } from '../deliveries';
 import { readStoredSubscription } from '../subscription';
-import { triggerScope } from '../triggerScope';
 
 /** Marks a request as the trigger's own note, not a delivery of the platform. */
 const NOTE_HEADER = 'x-learning-platform-note';
@@ -23,8 +23,6 @@ const NOTE_KIND = 'redispatched-entries';
  * after it and puts back static data without what the note carried.
  */
 const NOTE_DELAY_MS = 5_000;
-
-type Context = IHookFunctions | IWebhookFunctions;
 
 interface Note {
 	subscription_id: number;
@@ -37,11 +35,14 @@ interface Note {
  * as before notes (a process that never learnt the memory may ask again; the delivery ledger
  * runs the delivery once).
  */
-export async function sendRedispatchNote(this: Context, subscriptionId: number): Promise<string> {
+export async function sendRedispatchNote(
+	host: Pick<RecoveryHost, 'scope' | 'storedSubscription' | 'webhook'>,
+	subscriptionId: number,
+): Promise<string> {
 	await clock().sleep(NOTE_DELAY_MS);
-	const entries = rememberedText(triggerScope.call(this), subscriptionId);
-	const stored = readStoredSubscription(this.getWorkflowStaticData('node'));
-	const url = this.getNodeWebhookUrl('default');
+	const entries = rememberedText(host.scope, subscriptionId);
+	const stored = host.storedSubscription();
+	const url = host.webhook.url();
 	if (entries === undefined) return 'not sent: nothing to tell';
 	if (!url) return 'not sent: no webhook URL';
 	if (!stored.signingKey || stored.subscriptionId !== subscriptionId)
@@ -49,7 +50,7 @@ export async function sendRedispatchNote(this: Context, subscriptionId: number):
 	const note: Note = { subscription_id: subscriptionId, entries };
 	const body = JSON.stringify(note);
 	try {
-		const response = (await this.helpers.httpRequest({
+		const response = (await host.webhook.request({
 			method: 'POST',
 			url,
 			body,
@@ -60,7 +61,7 @@ export async function sendRedispatchNote(this: Context, subscriptionId: number):
 			},
 			returnFullResponse: true,
 			ignoreHttpStatusErrors: true,
-			// n8n's own public URL, as the liveness probe (webhookProbe.ts): the note carries no
+			// n8n's own public URL, as the liveness probe (subscription/probe.ts): the note carries no
 			// secret, only entry ids and the signature over them
 			skipSslCertificateValidation: true,
 			timeout: 10_000,
@@ -82,11 +83,11 @@ export function isRedispatchNote(headers: Record<string, unknown>): boolean {
  * request. Invalid when the signature does not hold.
  */
 export function takeInRedispatchNote(
-	this: IWebhookFunctions,
+	context: IWebhookFunctions,
 	staticData: IDataObject,
 	recovering: boolean,
 ): VerificationResult {
-	const request = this.getRequestObject();
+	const request = context.getRequestObject();
 	const { signingKey, subscriptionId } = readStoredSubscription(staticData);
 	if (!signingKey) return { valid: false, reason: 'no-secrets' };
 	if (!Buffer.isBuffer(request.rawBody)) return { valid: false, reason: 'no-body' };
@@ -104,12 +105,6 @@ export function takeInRedispatchNote(
 		note.subscription_id === subscriptionId &&
 		typeof note.entries === 'string'
 	)
-		takeInRemembered(
-			triggerScope.call(this),
-			staticData,
-			subscriptionId,
-			note.entries,
-			clock().now(),
-		);
+		takeInRemembered(scopeOf(context), staticData, subscriptionId, note.entries, clock().now());
 	return verification;
 }

@@ -1,36 +1,19 @@
-// When recovery runs (recoveryRun.ts) and how the n8n processes serving one webhook agree on it:
+// When recovery runs (run.ts) and how the n8n processes serving one webhook agree on it:
 // after activation, from deliveries, and on each process's 15-minute schedule. The story, with
 // what it does not guarantee: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { clock, listPage, statusOf } from '../../shared/transport';
+import { clock, statusOf } from '../../shared/transport';
+import { recoveryHost, scopeOf, type RecoveryHost, type RecoveryLog } from './host';
 import { resetRecoveryPace } from './pace';
-import { recoverMissedDeliveries, type RecoveryRun } from './run';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { sendRedispatchNote } from './redispatchNote';
+import { recoverMissedDeliveries, type RunTally } from './run';
+import { forgetEveryScope, recoveryOf, type Schedule } from './scopeRecovery';
 import { readField, writeField } from '../staticData';
-import { triggerScope } from '../triggerScope';
-import { probeWebhook, webhookLive } from '../subscription';
 
-interface Schedule {
-	subscriptionId: number;
-	/** set when it is replaced, stopped or reset: its loop ends at its next look */
-	stopped: boolean;
-}
-
-// Process-wide state, per workflow and node (`scope`). `resetRecoveryState` clears it for tests.
-/** the runs under way in this process */
-const running = new Set<string>();
-/** when a run here last started, or a delivery reserved one (written by `claimRun` only) */
-const lastRunHere = new Map<string, number>();
-/** scopes whose last run here stopped at a run's limits (recoveryRun.ts): the next goes on at once */
-const unfinished = new Set<string>();
-/** this process's schedule per scope (`keepRecovering`) */
-const schedules = new Map<string, Schedule>();
-/** the newest run mark (`recoveryScannedAt`) seen here, loaded or written */
-const newestMark = new Map<string, number>();
-/** the mark of this process's own latest run */
-const ownMark = new Map<string, number>();
+// Process-wide besides each scope's record (scopeRecovery.ts). `resetRecoveryState` resets it for
+// tests.
 /** the schedules' loops (with their subscription) until each ends; read by tests only */
 const loops = new Map<Promise<void>, number>();
 /** when this process started (n8n may load the node's code only at its first delivery) */
@@ -40,13 +23,7 @@ let processStartedAt = Math.floor(performance.timeOrigin);
 export function resetRecoveryState(startedAt = clock().now()): void {
 	resetRedispatchMemory();
 	resetRecoveryPace();
-	running.clear();
-	lastRunHere.clear();
-	unfinished.clear();
-	for (const schedule of schedules.values()) schedule.stopped = true;
-	schedules.clear();
-	newestMark.clear();
-	ownMark.clear();
+	forgetEveryScope();
 	processStartedAt = startedAt;
 }
 
@@ -69,49 +46,15 @@ const SCHEDULE_JITTER_MS = 60_000;
 export const START_DELAY_MS = 2_000;
 export const START_JITTER_MS = 3_000;
 
-type Context = IHookFunctions | IWebhookFunctions;
-
-function logRun(this: Context, why: string, run: RecoveryRun, note?: string): void {
+function logRun(log: RecoveryLog, why: string, run: RunTally, note?: string): void {
 	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${note ? `; note to the other n8n processes ${note}` : ''}${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
-	this.logger.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`, {
-		workflowId: this.getWorkflow().id,
-	});
+	log.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`);
 }
 
-function logFailure(this: Context, why: string, error: unknown): void {
-	this.logger.warn(
+function logFailure(log: RecoveryLog, why: string, error: unknown): void {
+	log.warn(
 		`Learning Platform Trigger: could not recover missed deliveries (${why}): ${(error as Error).message}`,
-		{ workflowId: this.getWorkflow().id },
 	);
-}
-
-/**
- * The newest run mark known here for `scope`, after taking in the one `staticData` holds: kept,
- * because another process's whole-field save can take a newer mark back.
- */
-function learnMark(scope: string, staticData: IDataObject): number {
-	const loaded = Number(readField(staticData, 'recoveryScannedAt'));
-	const known = newestMark.get(scope) ?? -Infinity;
-	if (Number.isFinite(loaded) && loaded > known) {
-		newestMark.set(scope, loaded);
-		return loaded;
-	}
-	return known;
-}
-
-function markRun(scope: string, staticData: IDataObject, at: number): void {
-	writeField(staticData, 'recoveryScannedAt', at);
-	newestMark.set(scope, at);
-	ownMark.set(scope, at);
-}
-
-/**
- * Whether another process has started a run after the one of this process marked `mark`: that
- * later run read the log afresh and covers the rest, so this one stops.
- */
-function supersededRun(scope: string, mark: number): boolean {
-	const newest = newestMark.get(scope) ?? -Infinity;
-	return newest > mark && newest !== ownMark.get(scope);
 }
 
 /**
@@ -119,64 +62,43 @@ function supersededRun(scope: string, mark: number): boolean {
  * started, from the static data n8n loaded for it.
  */
 export function noteRecoveryMark(
-	this: IWebhookFunctions,
+	context: IWebhookFunctions,
 	staticData: IDataObject,
 	subscriptionId: number,
 ): void {
-	const scope = triggerScope.call(this);
-	learnMark(scope, staticData);
+	const scope = scopeOf(context);
+	recoveryOf(scope).learnMark(staticData);
 	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
-}
-
-/**
- * One run at a time per scope in this process: false while one is under way here (it covers this
- * one). Otherwise `at` becomes the last run here, which the schedule counts from: a run starting
- * now, or one a delivery reserves to start after its delay.
- */
-function claimRun(scope: string, at: number): boolean {
-	if (running.has(scope)) return false;
-	lastRunHere.set(scope, at);
-	return true;
 }
 
 /** A run, unless one is under way here. A run with a `mark` stops once it is superseded. */
 async function runOnce(
-	this: Context,
+	host: RecoveryHost,
 	subscriptionId: number,
 	why: string,
 	mark?: number,
 ): Promise<void> {
-	const scope = triggerScope.call(this);
-	if (!claimRun(scope, clock().now())) return;
-	running.add(scope);
+	const recovery = recoveryOf(host.scope);
+	if (!recovery.claimRun(clock().now())) return;
+	recovery.running = true;
 	// with the end's line (logRun, logFailure), an operator sees a run still under way
-	this.logger.info(`Learning Platform Trigger: looking for missed deliveries (${why})`, {
-		workflowId: this.getWorkflow().id,
-	});
+	host.log.info(`Learning Platform Trigger: looking for missed deliveries (${why})`);
 	try {
-		const superseded = () => mark !== undefined && supersededRun(scope, mark);
-		const asked = redispatchesOf(scope, subscriptionId);
-		const run = await recoverMissedDeliveries.call(this, subscriptionId, superseded, asked);
+		const superseded = () => mark !== undefined && recovery.superseded(mark);
+		const asked = redispatchesOf(host.scope, subscriptionId);
+		const run = await recoverMissedDeliveries(host.api, subscriptionId, superseded, asked);
 		// a run that gave way to another is judged again by the next, however the newest page looks
-		if (run.unfinished || run.yielded) unfinished.add(scope);
-		else unfinished.delete(scope);
+		recovery.unfinished = run.unfinished === true || run.yielded === true;
 		const note =
 			run.redispatched + run.failed > 0
-				? await sendRedispatchNote.call(this, subscriptionId)
+				? await sendRedispatchNote(host, subscriptionId)
 				: undefined;
-		logRun.call(this, why, run, note);
+		logRun(host.log, why, run, note);
 	} catch (error) {
-		logFailure.call(this, why, error);
+		logFailure(host.log, why, error);
 	} finally {
-		running.delete(scope);
+		recovery.running = false;
 	}
-}
-
-/** Stops this process's schedule for `scope`, if it has one. */
-function endSchedule(scope: string): void {
-	const schedule = schedules.get(scope);
-	if (schedule) schedule.stopped = true;
-	schedules.delete(scope);
 }
 
 /**
@@ -187,49 +109,42 @@ function endSchedule(scope: string): void {
  * new delivery comes to set a run off (the platform could not reach n8n while n8n kept running).
  * One schedule per scope in a process: a later one stops this one.
  */
-function keepRecovering(this: Context, subscriptionId: number): void {
-	const scope = triggerScope.call(this);
-	endSchedule(scope);
+function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
+	const recovery = recoveryOf(host.scope);
+	recovery.endSchedule();
 	const schedule: Schedule = { subscriptionId, stopped: false };
-	schedules.set(scope, schedule);
-	const url = this.getNodeWebhookUrl('default') ?? '';
+	recovery.schedule = schedule;
+	const url = host.webhook.url() ?? '';
 	const why = 'scheduled';
 	const loop = (async () => {
 		while (!schedule.stopped) {
 			await clock().sleep(RESCAN_INTERVAL_MS + Math.floor(Math.random() * SCHEDULE_JITTER_MS));
 			if (schedule.stopped) return;
-			if ((await probeWebhook.call(this, url)) === 404) break;
-			// a run here, or one another process started as learnt from the deliveries' static data
-			const lastRun = Math.max(
-				lastRunHere.get(scope) ?? -Infinity,
-				newestMark.get(scope) ?? -Infinity,
-			);
-			if (clock().now() - lastRun < RESCAN_INTERVAL_MS) continue;
+			if ((await host.webhook.probe(url)) === 404) break;
+			if (clock().now() - recovery.lastRunKnown() < RESCAN_INTERVAL_MS) continue;
 			try {
-				const newest = unfinished.has(scope)
-					? undefined
-					: await listPage.call(this, `/${subscriptionId}/logs`, 1);
+				const newest = recovery.unfinished ? undefined : await host.api.logPage(subscriptionId, 1);
 				if (!newest || newest.items.some((entry) => entry.success === false))
-					await runOnce.call(this, subscriptionId, why);
+					await runOnce(host, subscriptionId, why);
 			} catch (error) {
 				if (statusOf(error) === 404) break; // the subscription is gone: replaced or deleted
 				// the platform's API unreachable for now: the next check tries again
-				logFailure.call(this, why, error);
+				logFailure(host.log, why, error);
 			}
 		}
-		if (!schedule.stopped) endSchedule(scope);
+		if (!schedule.stopped) recovery.endSchedule();
 	})()
 		.catch((error: unknown) => {
-			if (!schedule.stopped) endSchedule(scope);
-			logFailure.call(this, why, error);
+			if (!schedule.stopped) recovery.endSchedule();
+			logFailure(host.log, why, error);
 		})
 		.finally(() => loops.delete(loop));
 	loops.set(loop, subscriptionId);
 }
 
 /** Deactivation: this process's schedule for the workflow stops. */
-export function stopRecovering(this: IHookFunctions): void {
-	endSchedule(triggerScope.call(this));
+export function stopRecovering(context: IHookFunctions): void {
+	recoveryOf(scopeOf(context)).endSchedule();
 }
 
 /**
@@ -238,20 +153,20 @@ export function stopRecovering(this: IHookFunctions): void {
  * that follow at once start no second run in another process.
  */
 export function recoverAfterActivation(
-	this: IHookFunctions,
+	context: IHookFunctions,
 	staticData: IDataObject,
 	subscriptionId: number,
 ): void {
+	const host = recoveryHost(context);
 	const mark = clock().now();
-	const scope = triggerScope.call(this);
-	markRun(scope, staticData, mark);
-	shareRedispatches(scope, staticData, subscriptionId, mark, true);
-	const url = this.getNodeWebhookUrl('default') ?? '';
+	recoveryOf(host.scope).markRun(staticData, mark);
+	shareRedispatches(host.scope, staticData, subscriptionId, mark, true);
+	const url = host.webhook.url() ?? '';
 	void (async () => {
-		await webhookLive.call(this, url);
-		await runOnce.call(this, subscriptionId, 'after activation', mark);
-		keepRecovering.call(this, subscriptionId);
-	})().catch((error: unknown) => logFailure.call(this, 'after activation', error));
+		await host.webhook.live(url);
+		await runOnce(host, subscriptionId, 'after activation', mark);
+		keepRecovering(host, subscriptionId);
+	})().catch((error: unknown) => logFailure(host.log, 'after activation', error));
 }
 
 /**
@@ -264,32 +179,34 @@ export function recoverAfterActivation(
  * not have been learnt of here yet; a second run would ask for the same entries.
  */
 export function recoverFromDelivery(
-	this: IWebhookFunctions,
+	context: IWebhookFunctions,
 	staticData: IDataObject,
 	subscriptionId: number,
 	redispatch: boolean,
 ): void {
-	const scope = triggerScope.call(this);
+	const host = recoveryHost(context);
+	const recovery = recoveryOf(host.scope);
 	const now = clock().now();
-	const newest = learnMark(scope, staticData);
+	const newest = recovery.learnMark(staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
 	// this process has
 	if (newest > Number(readField(staticData, 'recoveryScannedAt') ?? -Infinity))
 		writeField(staticData, 'recoveryScannedAt', newest);
-	shareRedispatches(scope, staticData, subscriptionId, now, true);
+	shareRedispatches(host.scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);
 	const due = !ranEver || now - newest >= RESCAN_INTERVAL_MS;
 	const startedSinceProcessStart = ranEver && newest >= processStartedAt;
 	const firstRunHereSinceStart =
-		!lastRunHere.has(scope) && !schedules.has(scope) && !startedSinceProcessStart;
+		recovery.lastRunHere === undefined &&
+		recovery.schedule === undefined &&
+		!startedSinceProcessStart;
 	if (!due && !firstRunHereSinceStart) return;
-	if (!claimRun(scope, now)) return;
-	markRun(scope, staticData, now);
+	if (!recovery.claimRun(now)) return;
+	recovery.markRun(staticData, now);
 	void (async () => {
 		await clock().sleep(START_DELAY_MS + Math.floor(Math.random() * START_JITTER_MS));
-		await runOnce.call(this, subscriptionId, 'found from a delivery', now);
-		if (schedules.get(scope)?.subscriptionId !== subscriptionId)
-			keepRecovering.call(this, subscriptionId);
-	})().catch((error: unknown) => logFailure.call(this, 'found from a delivery', error));
+		await runOnce(host, subscriptionId, 'found from a delivery', now);
+		if (recovery.schedule?.subscriptionId !== subscriptionId) keepRecovering(host, subscriptionId);
+	})().catch((error: unknown) => logFailure(host.log, 'found from a delivery', error));
 }

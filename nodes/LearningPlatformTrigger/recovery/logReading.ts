@@ -1,0 +1,95 @@
+// One reading of a subscription's delivery log, as a pass of a recovery run (run.ts) makes it:
+// newest first whatever order the platform lists it in, back to the horizon, and then each entry
+// read again on the page where it was found. Which entries count: deliveryLog.ts.
+import { clock, followPages, type ListPage } from '../../shared/transport';
+import { listsOldestFirst, RECOVERY_HORIZON_MS, type DeliveryLogEntry } from './deliveryLog';
+
+/** Three days of log at about 1,600 deliveries a day (50 pages). */
+export const MAX_LOG_ENTRIES_READ = 5_000;
+
+/** One page of the log by its number; undefined once the run has made all the requests it may. */
+export type LogPageReader = (number: number) => Promise<ListPage | undefined>;
+
+const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
+
+export class LogReading {
+	/** when the log was read (`entries`) */
+	readAt = -Infinity;
+	/** the page each entry was on */
+	private readonly pageOf = new Map<number, number>();
+	private oldestFirst = false;
+
+	constructor(private readonly readPage: LogPageReader) {}
+
+	/**
+	 * The subscription's log back to the horizon or the most a run reads, each entry once: entries
+	 * logged while the run reads push older ones onto the next page, where they come again.
+	 */
+	async entries(): Promise<DeliveryLogEntry[]> {
+		const now = (this.readAt = clock().now());
+		const entries = new Map<number, DeliveryLogEntry>();
+		await this.readNewestFirst((page) => {
+			let withinHorizon = 0;
+			for (const entry of page) {
+				entries.set(entry.id, entry);
+				const created = Date.parse(entry.created_at ?? '');
+				if (Number.isNaN(created) || now - created <= RECOVERY_HORIZON_MS) withinHorizon++;
+			}
+			// newest first: a page wholly beyond the horizon ends the search
+			return entries.size >= MAX_LOG_ENTRIES_READ || withinHorizon === 0;
+		});
+		return [...entries.values()];
+	}
+
+	/**
+	 * The entry `id` as the log shows it now, read again where `entries` found it: what another run
+	 * (in another process) redispatched meanwhile shows as changed. Listed oldest first, an entry
+	 * stays on its page; newest first, later entries push it onto a later page, so the reading goes
+	 * on from its page until it is seen: one or two pages, however deep in the log.
+	 */
+	async currentEntry(id: number): Promise<DeliveryLogEntry | undefined> {
+		const find = (page: ListPage) => entriesOf(page).find((entry) => entry.id === id);
+		const first = this.pageOf.get(id) ?? 1;
+		if (this.oldestFirst) {
+			const page = await this.readPage(first);
+			return page === undefined ? undefined : find(page);
+		}
+		let found: DeliveryLogEntry | undefined;
+		await followPages(first, async (number: number) => {
+			const page = await this.readPage(number);
+			found = page === undefined ? undefined : find(page);
+			return page === undefined || found !== undefined ? undefined : page.nextPage;
+		});
+		return found;
+	}
+
+	/**
+	 * Reads the log newest first, whatever order the platform lists it in, a page at a time, until
+	 * `stop` says so or the log ends: oldest first, the newest are on the last page. Notes the page
+	 * each entry was on.
+	 */
+	private async readNewestFirst(stop: (page: DeliveryLogEntry[]) => boolean): Promise<void> {
+		const first = await this.readPage(1);
+		if (first === undefined) return;
+		const seen = (page: ListPage | undefined, number: number) => {
+			if (page === undefined) return true;
+			const entries = entriesOf(page);
+			for (const entry of entries) this.pageOf.set(entry.id, number);
+			return stop(this.oldestFirst ? entries.reverse() : entries);
+		};
+		this.oldestFirst = listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined;
+		if (this.oldestFirst) {
+			// the last page first, back to the first, which was read already
+			await followPages(Math.max(first.lastPage ?? 1, 1), async (number: number) => {
+				const page = number === 1 ? first : await this.readPage(number);
+				return seen(page, number) || number === 1 ? undefined : number - 1;
+			});
+			return;
+		}
+		await followPages({ page: first, number: 1 }, async ({ page, number }) => {
+			if (seen(page, number) || page.nextPage === undefined) return undefined;
+			const next = await this.readPage(page.nextPage);
+			return next === undefined ? undefined : { page: next, number: page.nextPage };
+		});
+	}
+}
