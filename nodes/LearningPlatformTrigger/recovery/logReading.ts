@@ -12,6 +12,19 @@ export type LogPageReader = (number: number) => Promise<ListPage | undefined>;
 
 const entriesOf = (page: ListPage) => page.items as unknown as DeliveryLogEntry[];
 
+/**
+ * The newest page of the log, whatever order the platform lists it in: listed oldest first, the
+ * newest entries are on the last page, and page 1 would show only the oldest.
+ */
+export async function newestLogPage(
+	readPage: (number: number) => Promise<ListPage>,
+): Promise<DeliveryLogEntry[]> {
+	const first = await readPage(1);
+	const lastPage = first.lastPage ?? 1;
+	if (!listsOldestFirst(entriesOf(first)) || lastPage <= 1) return entriesOf(first);
+	return entriesOf(await readPage(lastPage));
+}
+
 export class LogReading {
 	/** when the log was read (`entries`) */
 	readAt = -Infinity;

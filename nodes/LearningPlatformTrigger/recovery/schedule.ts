@@ -6,6 +6,7 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 import { clock, statusOf } from '../../shared/transport';
 import { recoveryHost, scopeOf, type RecoveryHost, type RecoveryLog } from './host';
 import { resetRecoveryPace } from './pace';
+import { newestLogPage } from './logReading';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { sendRedispatchNote } from './redispatchNote';
 import { recoverMissedDeliveries, type RunTally } from './run';
@@ -123,8 +124,10 @@ function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
 			if ((await host.webhook.probe(url)) === 404) break;
 			if (clock().now() - recovery.lastRunKnown() < RESCAN_INTERVAL_MS) continue;
 			try {
-				const newest = recovery.unfinished ? undefined : await host.api.logPage(subscriptionId, 1);
-				if (!newest || newest.items.some((entry) => entry.success === false))
+				const newest = recovery.unfinished
+					? undefined
+					: await newestLogPage(async (page) => await host.api.logPage(subscriptionId, page));
+				if (!newest || newest.some((entry) => entry.success === false))
 					await runOnce(host, subscriptionId, why);
 			} catch (error) {
 				if (statusOf(error) === 404) break; // the subscription is gone: replaced or deleted
