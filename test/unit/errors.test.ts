@@ -6,6 +6,7 @@
 import { NodeApiError, type JsonObject } from 'n8n-workflow';
 
 import { authFailure, inspectFailure } from '../../nodes/shared/transport/failureFacts';
+import { readSubscriptionRejection } from '../../nodes/shared/helpers/subscriptionRules';
 import { requestFailure } from '../../nodes/shared/transport/wording';
 
 test('the exchange failure is recognised with its marker (n8n 2.x keeps the error as cause)', () => {
@@ -78,7 +79,7 @@ describe('an HTTP error as each n8n line passes it on', () => {
 				retries: 0,
 				rateLimitRetries: 0,
 			},
-			{ action: 'create the webhook subscription' },
+			{ action: 'create the webhook subscription', readRejection: readSubscriptionRejection },
 		);
 		expect(notice.message).toBe(
 			'Could not create the webhook subscription: Maximum of 100 subscriptions per API key reached.',

@@ -1,12 +1,13 @@
 import type { IDataObject, IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { isWildcardEvent, SECRET_FIELDS } from '../../shared/helpers';
+import { isHttpsUrl, isWildcardEvent, SECRET_FIELDS } from '../../shared/helpers';
 import { hintOnce } from './hints';
 
 /**
  * Webhook subscription logic of the webhook operations: validation, the request body, and what a
- * 404 means (the masking they share with the trigger is in the core, shared/helpers/masking.ts).
+ * 404 means (what they share with the trigger is in the core: the masking in
+ * shared/helpers/masking.ts, the platform's rules in shared/helpers/subscriptionRules.ts).
  * Their UI is in actions/webhook/webhook.descriptions.ts.
  */
 
@@ -32,25 +33,16 @@ export function assertHttpsUrl(
 	itemIndex: number,
 ): string {
 	const text = typeof url === 'string' ? url.trim() : '';
-	let valid = false;
-	try {
-		const parsed = new URL(text);
-		valid = parsed.protocol === 'https:' && parsed.hostname !== '';
-	} catch {
-		valid = false;
-	}
-	if (!valid) {
-		throw new NodeOperationError(
-			this.getNode(),
-			`"${fieldName}" must be an https:// URL, got "${text}"`,
-			{
-				itemIndex,
-				description:
-					'The Learning Platform only delivers to HTTPS endpoints. Use the https:// address of the receiving service (for an n8n Webhook node, its production URL behind TLS).',
-			},
-		);
-	}
-	return text;
+	if (isHttpsUrl(text)) return text;
+	throw new NodeOperationError(
+		this.getNode(),
+		`"${fieldName}" must be an https:// URL, got "${text}"`,
+		{
+			itemIndex,
+			description:
+				'The Learning Platform only delivers to HTTPS endpoints. Use the https:// address of the receiving service (for an n8n Webhook node, its production URL behind TLS).',
+		},
+	);
 }
 
 export function assertConcreteEvent(

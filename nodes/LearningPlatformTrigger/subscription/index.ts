@@ -3,4 +3,4 @@
 export { registerSubscription, releaseSubscription, subscriptionInPlace } from './lifecycle';
 export { probeWebhook, webhookLive } from './probe';
 export { retireAllNow } from './retirement';
-export { readStoredSubscription, type StoredSubscription } from './subscription';
+export { readStoredSubscription, type StoredSubscription } from './stored';

@@ -9,12 +9,11 @@ import {
 	retireAllNow,
 	retireWhenUnclaimed,
 } from './retirement';
-import {
-	createSubscription,
-	deleteSubscription,
-	readStoredSubscription,
-	subscriptionExists,
-} from './subscription';
+import { deleteSubscription } from './deletion';
+import { subscriptionExists } from './lookup';
+import { createSubscription } from './registration';
+import { subscriptionRequests } from './requests';
+import { readStoredSubscription } from './stored';
 
 const isTest = (context: IHookFunctions) => context.getMode() === 'manual';
 
@@ -22,7 +21,9 @@ const isTest = (context: IHookFunctions) => context.getMode() === 'manual';
 export async function subscriptionInPlace(this: IHookFunctions): Promise<boolean> {
 	const webhookUrl = this.getNodeWebhookUrl('default') as string;
 	const event = this.getNodeParameter('event') as string;
-	const look = async () => await subscriptionExists.call(this, webhookUrl, event);
+	const staticData = this.getWorkflowStaticData('node');
+	const look = async () =>
+		await subscriptionExists(subscriptionRequests(this), staticData, webhookUrl, event);
 	return isTest(this) ? await look() : await holdingRetirement.call(this, look);
 }
 
@@ -33,7 +34,13 @@ export async function registerSubscription(this: IHookFunctions): Promise<void> 
 	const test = isTest(this);
 	// subscriptions waiting to be retired (this trigger's, or a workflow's just switched off)
 	// may hold the API key's last free places
-	await createSubscription.call(this, webhookUrl, event, { test, freePlaces: retireAllNow });
+	await createSubscription(
+		subscriptionRequests(this),
+		this.getWorkflowStaticData('node'),
+		webhookUrl,
+		event,
+		{ test, freePlaces: retireAllNow },
+	);
 	if (!test) await claimSubscription.call(this);
 }
 
@@ -43,9 +50,10 @@ export async function registerSubscription(this: IHookFunctions): Promise<void> 
  * edit: docs/design.md, "Edits and moves").
  */
 export async function releaseSubscription(this: IHookFunctions, keep: boolean): Promise<boolean> {
-	const { subscriptionId, test } = readStoredSubscription(this.getWorkflowStaticData('node'));
+	const staticData = this.getWorkflowStaticData('node');
+	const { subscriptionId, test } = readStoredSubscription(staticData);
 	if (keep || test || subscriptionId === undefined)
-		return await deleteSubscription.call(this, { keep });
+		return await deleteSubscription(subscriptionRequests(this), staticData, { keep });
 	retireWhenUnclaimed.call(this, subscriptionId);
 	return true;
 }

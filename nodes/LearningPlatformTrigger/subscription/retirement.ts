@@ -9,7 +9,9 @@
 import type { IHookFunctions } from 'n8n-workflow';
 
 import { clock } from '../../shared/transport';
-import { deleteSubscriptionById, readStoredSubscription } from './subscription';
+import { deleteSubscriptionById } from './deletion';
+import { subscriptionRequests } from './requests';
+import { readStoredSubscription } from './stored';
 import { triggerScope } from '../triggerScope';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
@@ -29,7 +31,8 @@ const pending = new Map<string, Retirement>();
  */
 export function retireWhenUnclaimed(this: IHookFunctions, subscriptionId: number): void {
 	retireLater(triggerScope.call(this), subscriptionId, async () => {
-		if (!(await deleteSubscriptionById.call(this, subscriptionId)))
+		const staticData = this.getWorkflowStaticData('node');
+		if (!(await deleteSubscriptionById(subscriptionRequests(this), staticData, subscriptionId)))
 			this.logger.warn(
 				'Learning Platform Trigger: the webhook subscription of a switched-off workflow could not be deleted; the next activation reuses or replaces it',
 				{ workflowId: this.getWorkflow().id, subscriptionId },

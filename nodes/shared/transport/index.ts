@@ -18,4 +18,5 @@ export {
 	operationFailure,
 	rejectionOf,
 	type FailureNotice,
+	type RejectionReading,
 } from './wording';

@@ -1,10 +1,11 @@
 // The wording of what the user sees when a request fails: HTTP answers, the API's
 // `status: "Failed"` bodies, refused refresh tokens. Callers pass facts and their own phrasing
-// (what a 404 means, what the call was doing) and their errors leave through
-// `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: a node's own outcomes (a report
-// not ready, the subscription cap, ...) and the token exchange's own failures stand beside their
-// one user; parameter checks (the helpers and operations), the router's unknown operation, and a
-// cancelled request's message.
+// (what a 404 means, what the call was doing, what a 422 means for it) and their errors leave
+// through `apiFailure`/`operationFailure`, scrubbed of secrets. Not here: a node's own outcomes (a
+// report not ready, the subscription cap, ...) and the token exchange's own failures stand beside
+// their one user; the webhook subscription rules (helpers/subscriptionRules.ts, handed in as
+// `readRejection`); parameter checks (the helpers and operations), the router's unknown
+// operation, and a cancelled request's message.
 import type { IDataObject, IHttpRequestMethods, INode, JsonObject } from 'n8n-workflow';
 import { NodeApiError, NodeOperationError } from 'n8n-workflow';
 
@@ -19,8 +20,8 @@ export interface FailureNotice {
 	description?: string;
 	/** the HTTP status shown with the error, when there was one */
 	httpCode?: string;
-	/** for a webhook 422: which of the documented cases it was */
-	rejection?: Rejection;
+	/** for a 422 the caller's `readRejection` recognised: which of its cases it was */
+	rejection?: string;
 }
 
 // ---- Sentences -----------------------------------------------------------------------------------
@@ -97,25 +98,6 @@ export function validationDetails(body: unknown): string | undefined {
 	return failedStatusMessage(errors as IDataObject);
 }
 
-/** The webhook API's 422s that need their own advice, told apart by the server's words. */
-export type Rejection = 'capReached' | 'duplicate' | 'wildcard';
-
-export function classifyRejection(text: string): Rejection | undefined {
-	const lower = text.toLowerCase();
-	if (/maximum|limit|\b100\b/.test(lower)) return 'capReached';
-	if (lower.includes('already exists')) return 'duplicate';
-	if (lower.includes('wildcard')) return 'wildcard';
-	return undefined;
-}
-
-export const REJECTION_ADVICE: Record<Rejection, string> = {
-	capReached:
-		'This API user already has 100 webhook subscriptions, the most allowed. Delete unused ones (Operation "Delete") and try again.',
-	duplicate:
-		'A subscription for this event and URL already exists. Update that one instead (Operation "Update"), or use another URL.',
-	wildcard: 'Pick a single event, not a wildcard.',
-};
-
 // ---- A failed request -----------------------------------------------------------------------------
 
 /** What the caller of a request says about it, for its failure's wording. */
@@ -126,6 +108,16 @@ export interface CallerPhrasing {
 	notFoundDescription?: string;
 	/** what the call does, e.g. `create the webhook subscription`: a 422 reads "Could not ..." */
 	action?: string;
+	/** what a 422 means for this call, read from the server's reason; undefined: the generic advice */
+	readRejection?: (reason: string) => RejectionReading | undefined;
+}
+
+/** A caller's reading of a 422: which of its cases the server's words name, and what to do. */
+export interface RejectionReading {
+	/** kept on the error for callers that branch on it (`rejectionOf`) */
+	kind: string;
+	/** the error's description */
+	advice: string;
 }
 
 /** The call itself: to whom, what, and how often it was repeated. */
@@ -180,7 +172,7 @@ export function requestFailure(
 		case status === 404:
 			return notFound(call, phrasing, withServer, httpCode);
 		case status === 422:
-			return unprocessable(facts.body, server, call.root, phrasing, httpCode);
+			return unprocessable(facts.body, server, phrasing, httpCode);
 		case status === 429:
 			return {
 				message: `The learning platform kept answering 429 Too Many Requests for ${who}, even after waiting ${call.rateLimitRetries} times`,
@@ -245,25 +237,24 @@ function serverFailed(
 function unprocessable(
 	body: unknown,
 	server: string | undefined,
-	root: ApiRoot,
 	phrasing: CallerPhrasing,
 	httpCode: string | undefined,
 ): FailureNotice {
 	const details = validationDetails(body);
 	const reason = server ?? details;
-	const rejection = root === 'webhook' ? classifyRejection(reason ?? '') : undefined;
+	const reading = reason !== undefined ? phrasing.readRejection?.(reason) : undefined;
 	return {
 		message: phrasing.action
 			? `Could not ${phrasing.action}: ${reason ?? 'the server rejected the request (HTTP 422)'}`
 			: `The learning platform could not process the request (422): ${reason ?? 'validation failed'}`,
-		description: rejection
-			? REJECTION_ADVICE[rejection]
+		description: reading
+			? reading.advice
 			: sentences(
 					details !== server ? details : undefined,
 					'The server rejected the values sent: change them accordingly and run the node again.',
 				),
 		httpCode,
-		rejection,
+		rejection: reading?.kind,
 	};
 }
 
@@ -373,8 +364,9 @@ export function operationFailure(
 	});
 }
 
-/** Which webhook rejection a 422 error from the transport was (undefined for any other error). */
-export function rejectionOf(error: unknown): Rejection | undefined {
+/** Which case of its caller's `readRejection` a 422 error was (undefined for any other error). */
+export function rejectionOf(error: unknown): string | undefined {
 	if (!(error instanceof NodeApiError)) return undefined;
-	return error.context.rejection as Rejection | undefined;
+	const kind = error.context.rejection;
+	return typeof kind === 'string' ? kind : undefined;
 }

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredText } from '../../../shared/helpers';
+import { readSubscriptionRejection, requiredText } from '../../../shared/helpers';
 import { hintIfSecretsShown, subscriptionBody } from '../../helpers/webhooks';
 import { apiRequest } from '../../../shared/transport';
 import { eventPicker } from '../../../shared/descriptions';
@@ -53,5 +53,6 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body,
 		itemIndex,
 		action: 'create the webhook subscription',
+		readRejection: readSubscriptionRejection,
 	})) as IDataObject;
 }

@@ -1,6 +1,6 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 
-import { requiredText } from '../../../shared/helpers';
+import { readSubscriptionRejection, requiredText } from '../../../shared/helpers';
 import { assertConcreteEvent, assertHttpsUrl } from '../../helpers/webhooks';
 import { apiRequest } from '../../../shared/transport';
 import { eventPicker } from '../../../shared/descriptions';
@@ -42,6 +42,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body,
 		itemIndex,
 		action: 'send the sample event',
+		readRejection: readSubscriptionRejection,
 	})) as IDataObject;
 	return (response?.data as IDataObject) ?? response;
 }

@@ -1,7 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeProperties } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 
-import { requiredId } from '../../../shared/helpers';
+import { readSubscriptionRejection, requiredId } from '../../../shared/helpers';
 import { hintIfSecretsShown, subscriptionBody, webhookNotFound } from '../../helpers/webhooks';
 import { apiRequest } from '../../../shared/transport';
 import { eventPicker } from '../../../shared/descriptions';
@@ -60,6 +60,7 @@ export async function execute(this: IExecuteFunctions, itemIndex: number): Promi
 		body,
 		itemIndex,
 		action: `update webhook subscription ${webhookId}`,
+		readRejection: readSubscriptionRejection,
 		...webhookNotFound(webhookId),
 	})) as IDataObject;
 }
