@@ -22,10 +22,13 @@ function shippedFiles(dir: string): string[] {
 	});
 }
 
+/** The code without its comments, which may name the fields and files freely. */
+const codeOf = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+
 const files = shippedFiles(TRIGGER).map((file) => ({
 	file: path.relative(TRIGGER, file),
 	room: path.relative(TRIGGER, file).split(path.sep)[0],
-	text: fs.readFileSync(file, 'utf8'),
+	text: codeOf(fs.readFileSync(file, 'utf8')),
 }));
 
 /** The fields a file names as written or cleared (`writeField(x, 'field'`, `clearField(x, 'field'`). */
