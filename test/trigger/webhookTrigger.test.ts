@@ -5,6 +5,10 @@
  * sandbox sent (captured from /__sandbox/deliveries, since it only delivers to https URLs).
  */
 import { createHmac } from 'node:crypto';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Logger } from '@n8n/backend-common';
 import { Container } from '@n8n/di';
 import type { IDataObject } from 'n8n-workflow';
@@ -19,6 +23,7 @@ import { sharedDeliveries } from '../../nodes/LearningPlatformTrigger/deliveries
 import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
 import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
 import type { DeliveryAttempt } from '../../sandbox';
+import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { runHook, runWebhook, type CredentialStore } from '../support/n8n';
 import { setUpTriggerTests, type TriggerTestContext } from './setup';
 
@@ -266,6 +271,48 @@ describe('activation: create / checkExists / delete', () => {
 		const log = (await t.api('GET', `/${oldId}/logs`)).body.data as Array<{ success: boolean }>;
 		expect(log.some((entry) => entry.success === false)).toBe(true);
 		await hook('delete', moved);
+	});
+
+	test("a copy of the instance (its workflow's static data, another WEBHOOK_URL) registers a subscription of its own while the original still runs the trigger; switching the copy off leaves the original's", async () => {
+		// the original instance: its trigger answers an unsigned request 401, as an active one does
+		const certificates = await makeCertificates(
+			path.join(os.tmpdir(), `lp-trigger-copy-${process.pid}`),
+		);
+		const original = createHttpsServer(
+			{ key: certificates.keyPem, cert: certificates.certPem },
+			(_req, res) => res.writeHead(401, { 'content-type': 'application/json' }).end('{}'),
+		);
+		await new Promise<void>((resolve) => original.listen(0, '127.0.0.1', resolve));
+		try {
+			const port = (original.address() as AddressInfo).port;
+			const production = activation({ webhookBaseUrl: `https://127.0.0.1:${port}/production` });
+			const before = await activate(production);
+			const productionId = before.subscriptionId as number;
+
+			// a staging copy: the same workflow and static data, activated at its own address
+			const staging = {
+				...production,
+				staticData: JSON.parse(JSON.stringify(production.staticData)) as IDataObject,
+				webhookBaseUrl: 'https://staging.invalid/webhook',
+			};
+			const copy = await activate(staging);
+			expect(copy.subscriptionId).not.toBe(productionId);
+			const live = (await subscriptionsOf()).filter((s) => s.deleted_at === null);
+			expect(live.find((s) => s.id === productionId)).toMatchObject({
+				url: before.url,
+				is_enabled: true,
+			});
+			expect(live.find((s) => s.id === copy.subscriptionId)?.url).toBe(copy.url);
+
+			await hook('delete', staging);
+			await retireAllNow();
+			const after = (await subscriptionsOf()).filter((s) => s.deleted_at === null);
+			expect(after.map((s) => s.id)).toContain(productionId);
+			expect(after.map((s) => s.id)).not.toContain(copy.subscriptionId);
+			await hook('delete', production);
+		} finally {
+			await new Promise((resolve) => original.close(resolve));
+		}
 	});
 
 	test('a moved URL whose subscription is gone (404) gets a new one', async () => {

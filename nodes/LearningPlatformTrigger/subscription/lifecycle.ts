@@ -10,12 +10,27 @@ import {
 	retireWhenUnclaimed,
 } from './retirement';
 import { deleteSubscription } from './deletion';
+import { probeWebhook } from './probe';
 import { subscriptionExists } from './lookup';
 import { createSubscription } from './registration';
 import { subscriptionRequests } from './requests';
 import { readStoredSubscription } from './stored';
 
 const isTest = (context: IHookFunctions) => context.getMode() === 'manual';
+
+/**
+ * Whether the trigger answers at `url` as active (401 to an unsigned request: n8n says 404 when no
+ * workflow listens there), while this instance's own URL is another: the instance this one was
+ * copied from still serves the subscription its data holds.
+ */
+async function servedElsewhere(context: IHookFunctions, url: string): Promise<boolean> {
+	if ((await probeWebhook.call(context, url)) !== 401) return false;
+	context.logger.warn(
+		`Learning Platform Trigger: this workflow's data holds a subscription that delivers to ${url}, where another n8n instance still runs this trigger (this instance is a copy of it?). It is left to that instance; this one registers a subscription of its own. Give the copy its own API user (README, "A copy of n8n").`,
+		{ workflowId: context.getWorkflow().id },
+	);
+	return true;
+}
 
 /** checkExists: whether the subscription static data holds is in place for this URL and event. */
 export async function subscriptionInPlace(this: IHookFunctions): Promise<boolean> {
@@ -39,7 +54,11 @@ export async function registerSubscription(this: IHookFunctions): Promise<void> 
 		this.getWorkflowStaticData('node'),
 		webhookUrl,
 		event,
-		{ test, freePlaces: retireAllNow },
+		{
+			test,
+			freePlaces: retireAllNow,
+			servedElsewhere: async (url) => await servedElsewhere(this, url),
+		},
 	);
 	if (!test) await claimSubscription.call(this);
 }

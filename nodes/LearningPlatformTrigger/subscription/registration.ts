@@ -17,6 +17,9 @@ import {
 /** Frees places under the API key's cap if it can (subscriptions waiting to be deleted); true if it did. */
 export type FreePlaces = () => Promise<boolean>;
 
+/** Whether an active trigger of another n8n instance answers at `url` (the stored subscription's). */
+export type ServedElsewhere = (url: string) => Promise<boolean>;
+
 /** The API accepts only HTTPS destinations; say why n8n's URL is not one before sending anything. */
 export function assertHttpsWebhookUrl(node: INode, webhookUrl: string): void {
 	if (!isHttpsUrl(webhookUrl)) throw operationFailure(node, webhookUrlNotHttps(webhookUrl));
@@ -32,10 +35,21 @@ export async function createSubscription(
 	staticData: IDataObject,
 	webhookUrl: string,
 	event: string,
-	{ test = false, freePlaces }: { test?: boolean; freePlaces?: FreePlaces } = {},
+	options: { test?: boolean; freePlaces?: FreePlaces; servedElsewhere?: ServedElsewhere } = {},
 ): Promise<void> {
+	const { test = false, freePlaces, servedElsewhere } = options;
 	assertHttpsWebhookUrl(api.node, webhookUrl);
-	const previous = readStoredSubscription(staticData);
+	const stored = readStoredSubscription(staticData);
+	// a copy of another instance (its database, an export, a restore) holds that instance's
+	// subscription: neither moved nor deleted, the copy registers its own (docs/design.md, "Edits
+	// and moves")
+	const copied =
+		!test &&
+		stored.subscriptionId !== undefined &&
+		stored.url !== undefined &&
+		stored.url !== webhookUrl &&
+		(await servedElsewhere?.(stored.url)) === true;
+	const previous = copied ? {} : stored;
 
 	const { signingKey, authToken } = subscriptionSecrets(staticData);
 	const secrets: IDataObject = {
