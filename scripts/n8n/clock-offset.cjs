@@ -5,6 +5,9 @@
 // With LP_CLOCK_OFFSET_FILE the offset (ms, added to LP_CLOCK_OFFSET_MS) is read from that file
 // and read again whenever the file changes, so a test moves a running n8n's clock forward
 // (N8nHost.moveClock): time passing faster, e.g. a 10-minute outage of Google Sheets in seconds.
+// n8n 2.x evaluates expressions in an isolate by default (N8N_EXPRESSION_ENGINE=vm) whose clock
+// this cannot reach: `$now` there reads the wall clock. A process whose expressions must see the
+// moved clock runs with N8N_EXPRESSION_ENGINE=legacy (n8n's other engine, in its own process).
 'use strict';
 
 const fs = require('node:fs');

@@ -284,10 +284,11 @@ export class N8nHost {
 	 */
 	async executeCli(
 		workflowId: string,
-		options: { timeoutMs?: number } = {},
+		options: { timeoutMs?: number; env?: Record<string, string> } = {},
 	): Promise<ExecuteResult> {
 		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], {
 			timeoutMs: options.timeoutMs ?? 300_000,
+			env: options.env,
 		});
 		// The run data is printed as pretty JSON between a line `{` and a line `}`, among log lines.
 		let data: ExecuteResult['data'];
