@@ -94,6 +94,22 @@ export class N8nHost {
 	clockOffsetMs = 0;
 
 	/**
+	 * A file the n8n processes started from now on read their clock's offset from, on every change
+	 * (clock-offset.cjs; added to `clockOffsetMs`): `moveClock` moves running processes' clocks.
+	 */
+	clockOffsetFile?: string;
+
+	/** Moves the clocks of the running n8n processes `ms` further ahead (needs `clockOffsetFile`). */
+	async moveClock(ms: number): Promise<void> {
+		const file = this.clockOffsetFile;
+		if (!file) throw new Error('moveClock needs clockOffsetFile, set before n8n starts');
+		const now = fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8').trim() || 0) : 0;
+		fs.writeFileSync(file, String(now + ms));
+		// the processes look at the file every 100 ms
+		await new Promise((resolve) => setTimeout(resolve, 500));
+	}
+
+	/**
 	 * A clean environment: nothing of the caller's (jest sets NODE_ENV=test, which makes n8n refuse
 	 * to load nodes), Node 24 first on PATH, and n8n's settings.
 	 */
@@ -116,8 +132,9 @@ export class N8nHost {
 			N8N_PUBLIC_API_SWAGGERUI_DISABLED: 'true',
 			N8N_ENFORCE_SETTINGS_FILE_PERMISSIONS: 'true',
 			N8N_LOG_LEVEL: process.env.LP_N8N_LOG_LEVEL || this.options.logLevel || 'info',
-			...(this.clockOffsetMs !== 0 && {
+			...((this.clockOffsetMs !== 0 || this.clockOffsetFile) && {
 				LP_CLOCK_OFFSET_MS: String(this.clockOffsetMs),
+				...(this.clockOffsetFile ? { LP_CLOCK_OFFSET_FILE: this.clockOffsetFile } : {}),
 				NODE_OPTIONS: `--require ${path.join(__dirname, 'clock-offset.cjs')}`,
 			}),
 			N8N_LOG_OUTPUT: 'console',
@@ -267,10 +284,11 @@ export class N8nHost {
 	 */
 	async executeCli(
 		workflowId: string,
-		options: { timeoutMs?: number } = {},
+		options: { timeoutMs?: number; env?: Record<string, string> } = {},
 	): Promise<ExecuteResult> {
 		const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], {
 			timeoutMs: options.timeoutMs ?? 300_000,
+			env: options.env,
 		});
 		// The run data is printed as pretty JSON between a line `{` and a line `}`, among log lines.
 		let data: ExecuteResult['data'];

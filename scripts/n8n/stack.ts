@@ -59,6 +59,8 @@ export interface StackOptions {
 	 * where several n8n processes (CLI runs, workers) write at once.
 	 */
 	database?: 'sqlite' | 'postgres';
+	/** n8n's clock can be moved while it runs (`stack.host.moveClock`): N8nHost.clockOffsetFile. */
+	clockOffsetFile?: string;
 }
 
 export interface Stack {
@@ -210,6 +212,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 			listenAddress: options.listenAddress,
 			paths,
 		});
+		host.clockOffsetFile = options.clockOffsetFile;
 		await host.installCommunityPackage(packed.tarball);
 
 		const main = await host.startProcess({

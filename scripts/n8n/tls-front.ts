@@ -21,8 +21,18 @@ export interface Certificates {
 	keyPem: string;
 }
 
-/** A fresh CA and a server certificate (SAN IP:127.0.0.1, DNS:localhost) in `dir`. */
-export async function makeCertificates(dir: string): Promise<Certificates> {
+/**
+ * A fresh CA and a server certificate in `dir`: for 127.0.0.1 and localhost (the TLS front), or
+ * for the names given (`commonName`, `altNames` as openssl's subjectAltName list, e.g. the Google
+ * Sheets stand-in's `DNS:sheets.googleapis.com`).
+ */
+export async function makeCertificates(
+	dir: string,
+	names: { commonName: string; altNames: string } = {
+		commonName: '127.0.0.1',
+		altNames: 'IP:127.0.0.1,IP:::1,DNS:localhost',
+	},
+): Promise<Certificates> {
 	fs.mkdirSync(dir, { recursive: true });
 	const f = (name: string) => path.join(dir, name);
 	const ossl = (args: string[]) => runChecked('openssl', args, { name: 'openssl' });
@@ -57,7 +67,7 @@ export async function makeCertificates(dir: string): Promise<Certificates> {
 		'-out',
 		f('server.csr'),
 		'-subj',
-		'/CN=127.0.0.1',
+		`/CN=${names.commonName}`,
 	]);
 	fs.writeFileSync(
 		f('server.ext'),
@@ -65,7 +75,7 @@ export async function makeCertificates(dir: string): Promise<Certificates> {
 			'basicConstraints=CA:FALSE',
 			'keyUsage=critical,digitalSignature,keyEncipherment',
 			'extendedKeyUsage=serverAuth',
-			'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
+			`subjectAltName=${names.altNames}`,
 			'',
 		].join('\n'),
 	);

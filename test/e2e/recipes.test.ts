@@ -1,31 +1,46 @@
-// The three Google Sheets recipes of demo/workflows, proven as a user imports them (README,
-// "Recipes"): each file is loaded from disk unchanged but for two things a user supplies, done in
-// memory only: the Learning Platform credential (set to this file's), and the Google Sheets step
-// (there is no Google here), swapped for a recording step of the same name, position and
-// connections: an HTTP Request node (no credential) that POSTs, per item, the row the Sheets step
-// would write (its column mapping, unchanged expressions) to a recorder in this test process. The
-// recorder keeps every raw append and, like the sheet, one row per value of the column the Sheets
-// step matches on (Append or Update Row: a known key updates its row in place).
+// The Google Sheets recipes of demo/workflows, run as a user imports them, with n8n's own Google
+// Sheets node (n8n-nodes-base, unchanged) writing to a stand-in of Google's Sheets API v4
+// (test/support/googleSheets/) that answers as Google does, 60 reads and 60 writes a minute per
+// user and 503 while "down" included. n8n reaches it the way n8n allows: its HTTPS_PROXY setting
+// (the stand-in is the proxy; it opens tunnels to sheets.googleapis.com:443 only) and a CA trusted
+// through NODE_EXTRA_CA_CERTS; the node calls https://sheets.googleapis.com with its credential's
+// token as it would in production. Each recipe file is loaded from disk unchanged but for what a
+// user supplies after "Import from File" (recipeSupport.ts, `asImported`).
 //
-// One n8n (SQLite) with the sandbox API and the TLS front (the webhook trigger needs an https URL),
-// all three recipes imported and activated at the start:
-// - webhook recipe: completions, a graceful restart of n8n, more completions, then an outage (n8n
-//   stopped while completions happen and the platform gives up on each) and a start, after which
-//   the next completion sets off the trigger's recovery at the file's defaults (README: "with the
-//   first delivery after n8n starts"). Every completion is one row, one append, one execution.
-// - polling recipe (the same completions reach it through the feed, across the restart and the
-//   outage): one row per completion; a record then changes and is emitted again, and its row
-//   holds the newest values, still one row per completion.
-// - report recipe ("Run now", with `n8n execute`): its rows are exactly the records the sandbox
-//   holds as changed in the last 7 days and an hour (read record by record through the control
-//   API, the feed's default filters applied).
+// One n8n (SQLite) with the sandbox API and the TLS front; one Google account (one quota) for all
+// recipes, as an HR team has. Time that a real outage would take is moved instead of waited:
+// n8n's clock (clock-offset.cjs, read again while it runs), the platform's and Google's move
+// together, so a recipe's wait of 4 to 6 minutes or Google's 10-minute outage passes in the time
+// n8n needs to notice (its wait tracker looks every 60 s). The platform waits up to a minute for
+// n8n's answer to a delivery (the sandbox's default, 5 s, times out answers of two busy cores in a
+// burst, and the platform's retries and the trigger's repeat handling are webhookScale.test.ts's
+// subject). In order:
+// 1. webhook recipe, 30 completions in the same second while the Google account has 5 writes left
+//    this minute: one row each for those written, the refused runs wait;
+// 2. webhook recipe, n8n stopped while those runs wait and 10 completions happen (the platform
+//    gives up on each): after the start the trigger's recovery brings the 10, and the waiting runs
+//    write their rows when their wait is over: one row per completion;
+// 3. webhook recipe, Google Sheets down 10 minutes while 5 completions happen: their runs wait,
+//    try again (still down), wait again, and write when it is back; a copy of the recipe set to give
+//    up after one more try stops with its error instead;
+// 4. polling recipe (the sheet is its bookmark), across all of the above: one row per completion,
+//    a changed record updates its row (the webhook recipe's row stays); the Completion Trigger
+//    (the sandbox demo's feed sync) emitted each completion once across the restart;
+// 5. catch-up recipe: two rows deleted from the webhook sheet come back, nothing doubles;
+// 6. weekly report (`n8n execute` on a clock a week ahead, then three weeks on): a week column, each
+//    completion counted once in its week, a run twice counts nothing twice, a missed Monday leaves
+//    no gap.
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AddressInfo } from 'node:net';
+import { DateTime } from 'luxon';
+import { ProxyAgent, request } from 'undici';
 import {
 	executionError,
 	log,
+	sandboxCredential,
+	nodeOutput,
 	REPO_ROOT,
 	scaled,
 	startStack,
@@ -34,501 +49,723 @@ import {
 	type WorkflowJson,
 } from '../../scripts/n8n';
 import { waitFor } from '../sandbox/helpers';
+import { GoogleSheetsStandIn, SHEETS_HOST } from '../support/googleSheets/standIn';
 import {
 	demoData,
 	executionsSummary,
-	importFreshCredentials,
 	landed,
 	sleep,
 	stopAndReport,
 	TYPES,
-	uniqueId,
 	webhookDeliveriesSettled,
+	type DemoData,
 } from './helpers';
+import {
+	asImported,
+	feedRecords,
+	googleCredential,
+	headerOf,
+	recipeFile,
+	shown,
+	type FeedRecord,
+	type Recipe,
+	type SheetChoice,
+} from './recipeSupport';
 
 jest.setTimeout(900_000);
 landed();
 
-const RECIPES = {
-	webhook: 'completion-to-google-sheets.json',
-	poll: 'completion-poll-to-google-sheets.json',
-	report: 'weekly-report-to-google-sheets.json',
-} as const;
-type Recipe = keyof typeof RECIPES;
-const RECIPE_NAMES = Object.keys(RECIPES) as Recipe[];
+/** n8n's time zone here (GENERIC_TIMEZONE), as docs/installation.md's compose file sets it. */
+const ZONE = 'Europe/London';
+/** The webhook recipe's wait after a refused write: 4 to 6 minutes. */
+const RECIPE_WAIT_MAX_MS = 6 * 60_000;
+const GOOGLE_OUTAGE_MS = 10 * 60_000;
+const BURST = 30;
+const MISSED = 10;
+const DURING_OUTAGE = 5;
+const WEEK_MS = 7 * 86_400_000;
+const FEED_SYNC_FILE = 'feed-sync.json';
+/** The demo feed sync's Completion Trigger node. */
+const FEED_TRIGGER = 'New or changed completions';
 
-const SHEETS_TYPE = 'n8n-nodes-base.googleSheets';
-/** completions per phase of the webhook recipe: before the restart, after it, during the outage */
-const PER_PHASE = 3;
-const DAY_MS = 86_400_000;
-
-type Row = Record<string, string>;
-const cell = (value: unknown): string =>
-	value === null || value === undefined
-		? ''
-		: typeof value === 'object'
-			? JSON.stringify(value)
-			: String(value);
-
-/**
- * Stands in for the spreadsheets: every POST of a recording step is an append (kept in order),
- * and each recipe's sheet holds one row per value of its key column, updated in place when the key
- * comes again, as Google Sheets' Append or Update Row does.
- */
-class SheetRecorder {
-	readonly appends: Array<{ recipe: string; execution: string; row: Row; at: number }> = [];
-	private readonly sheets = new Map<string, Map<string, Row>>();
-	private server?: http.Server;
-	url = '';
-
-	async start(): Promise<void> {
-		this.server = http.createServer((req, res) => {
-			let body = '';
-			req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-			req.on('end', () => {
-				try {
-					const url = new URL(req.url ?? '/', 'http://recorder');
-					const recipe = /^\/rows\/(\w+)$/.exec(url.pathname)?.[1];
-					const key = url.searchParams.get('key');
-					if (req.method !== 'POST' || !recipe || !key) throw new Error(`not a row: ${req.url}`);
-					const row = Object.fromEntries(
-						Object.entries(JSON.parse(body) as Record<string, unknown>).map(([k, v]) => [
-							k,
-							cell(v),
-						]),
-					);
-					if (!row[key]) throw new Error(`a row without its key column ${key}: ${body}`);
-					this.appends.push({
-						recipe,
-						execution: url.searchParams.get('execution') ?? '',
-						row,
-						at: Date.now(),
-					});
-					const sheet = this.sheets.get(recipe) ?? new Map<string, Row>();
-					sheet.set(row[key], row);
-					this.sheets.set(recipe, sheet);
-					res.writeHead(200, { 'content-type': 'application/json' });
-					res.end('{"recorded":true}');
-				} catch (error) {
-					res.writeHead(400, { 'content-type': 'text/plain' });
-					res.end((error as Error).message);
-				}
-			});
-		});
-		await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-		this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-	}
-
-	/** The sheet as it would read: key -> row. */
-	sheet(recipe: Recipe): Map<string, Row> {
-		return this.sheets.get(recipe) ?? new Map();
-	}
-
-	/** How many raw appends each key got. */
-	appendsPerKey(recipe: Recipe, key: string): Map<string, number> {
-		const counts = new Map<string, number>();
-		for (const a of this.appends.filter((a) => a.recipe === recipe))
-			counts.set(a.row[key], (counts.get(a.row[key]) ?? 0) + 1);
-		return counts;
-	}
-
-	async close(): Promise<void> {
-		await new Promise<void>((resolve) =>
-			this.server ? this.server.close(() => resolve()) : resolve(),
-		);
-	}
-}
-
-interface SheetsStep {
-	/** the node's name (kept) */
-	name: string;
-	/** the column Append or Update matches on */
-	key: string;
-	columns: string[];
-}
-
-/**
- * A recipe file as imported, credentials chosen: the Learning Platform credential set to
- * `credentialId`, the Google Sheets step replaced by a recording step (same name, id, position,
- * connections) whose body is the Sheets step's column mapping. Anything else is as in the file.
- */
-function asImported(
-	recipe: Recipe,
-	credentialId: string,
-	recorderUrl: string,
-): { workflow: WorkflowJson; sheets: SheetsStep } {
-	const file = path.join(REPO_ROOT, 'demo', 'workflows', RECIPES[recipe]);
-	const workflow = JSON.parse(fs.readFileSync(file, 'utf8')) as WorkflowJson;
-	let sheets: SheetsStep | undefined;
-	const nodes = workflow.nodes.map((node) => {
-		const credentials = node.credentials as Record<string, unknown> | undefined;
-		const others = Object.keys(credentials ?? {}).filter((type) => type !== TYPES.credential);
-		if (others.length)
-			throw new Error(`${RECIPES[recipe]}: ${node.name} needs ${others.join(', ')}`);
-		const chosen = credentials
-			? { credentials: { [TYPES.credential]: { id: credentialId, name: `e2e ${credentialId}` } } }
-			: {};
-		if (node.type !== SHEETS_TYPE) return { ...node, ...chosen };
-
-		const parameters = node.parameters as {
-			operation?: string;
-			columns?: {
-				mappingMode?: string;
-				value?: Record<string, string>;
-				matchingColumns?: string[];
-			};
-		};
-		const mapping = parameters.columns?.value ?? {};
-		const [key, ...more] = parameters.columns?.matchingColumns ?? [];
-		if (
-			sheets ||
-			parameters.operation !== 'appendOrUpdate' ||
-			parameters.columns?.mappingMode !== 'defineBelow' ||
-			!key ||
-			more.length ||
-			!(key in mapping)
-		)
-			throw new Error(
-				`${RECIPES[recipe]}: expected one Google Sheets "Append or Update Row" step mapping its columns and matching on one of them, found ${JSON.stringify(parameters).slice(0, 300)}`,
-			);
-		sheets = { name: String(node.name), key, columns: Object.keys(mapping) };
-		return {
-			id: node.id,
-			name: node.name,
-			position: node.position,
-			type: 'n8n-nodes-base.httpRequest',
-			typeVersion: 4.2,
-			parameters: {
-				method: 'POST',
-				url: `=${recorderUrl}/rows/${recipe}?key=${encodeURIComponent(key)}&execution={{ $execution.id }}`,
-				sendBody: true,
-				contentType: 'json',
-				specifyBody: 'keypair',
-				bodyParameters: {
-					parameters: Object.entries(mapping).map(([name, value]) => ({ name, value })),
-				},
-				options: {},
-			},
-		};
-	});
-	if (!sheets) throw new Error(`${RECIPES[recipe]} has no Google Sheets step`);
-	return { workflow: { ...workflow, nodes }, sheets };
-}
-
-describe('the Google Sheets recipes as a user imports them', () => {
-	let stack: Stack;
-	const recorder = new SheetRecorder();
+describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 	const suiteStart = Date.now();
 	const report: Record<string, unknown> = {};
-	const credentialIds = Object.fromEntries(
-		RECIPE_NAMES.map((recipe) => [recipe, uniqueId(`recipe${recipe}`)]),
-	) as Record<Recipe, string>;
-	const workflowIds = {} as Record<Recipe, string>;
-	const steps = {} as Record<Recipe, SheetsStep>;
-	let usernames: Record<Recipe, string>;
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'lp-e2e-sheets-'));
+	const token = `ya29.${randomBytes(24).toString('base64url')}`;
+	const standIn = new GoogleSheetsStandIn({ dir: path.join(dir, 'google'), token });
+	let stack: Stack;
+	let demo: DemoData & { activeLearners: DemoData['users'] };
 	/** distinct (active learner, course) pairs: each completion has its own completion id */
 	let pairs: Array<{ userId: number; contentId: number }> = [];
 	/** every completion this file made, in order */
 	const fired: number[] = [];
+	const workflowIds = {} as Record<Recipe | 'giveUp' | 'feedSync', string>;
+	const sheets = {} as Record<'webhook' | 'giveUp' | 'poll' | 'report', string>;
+	/** how far n8n's, the platform's and Google's clocks were moved ahead */
+	let movedMs = 0;
 
 	const control = () => stack.sandbox!.control;
+	const webhookRows = () => standIn.records(sheets.webhook, 'Course completions');
 
-	async function complete(n: number): Promise<number[]> {
-		const ids: number[] = [];
-		for (let i = 0; i < n; i++) {
-			const pair = pairs.shift();
-			if (!pair) throw new Error('out of learner/course pairs');
-			ids.push((await control().simulateCompletion(pair)).completion.completionid);
-		}
+	/** Time passes faster: n8n's, the platform's and Google's clocks move `ms` ahead together. */
+	async function moveClocks(ms: number): Promise<void> {
+		standIn.advanceClock(ms);
+		await control().advanceClock(ms);
+		await stack.host.moveClock(ms);
+		movedMs += ms;
+	}
+
+	/** `n` completions at once (same second), each a new completion id. */
+	async function completeAtOnce(n: number): Promise<number[]> {
+		const chosen = pairs.splice(0, n);
+		if (chosen.length < n) throw new Error('out of learner/course pairs');
+		const ids = (await Promise.all(chosen.map((pair) => control().simulateCompletion(pair)))).map(
+			(r) => r.completion.completionid,
+		);
 		fired.push(...ids);
 		return ids;
 	}
 
-	/** The recipe's sheet holds a row for each of `ids`. */
-	async function untilRows(recipe: Recipe, ids: number[], timeoutMs: number, what: string) {
-		const sheet = () => recorder.sheet(recipe);
-		await waitFor(
-			async () => ids.every((id) => sheet().has(String(id))),
+	const executionsOf = (workflow: keyof typeof workflowIds, includeData = false) =>
+		stack.client.listExecutions({ workflowId: workflowIds[workflow], includeData });
+
+	/** Until a workflow has `count` executions, each finished or waiting. */
+	async function untilSettled(
+		workflow: keyof typeof workflowIds,
+		count: number,
+		timeoutMs: number,
+		what: string,
+	): Promise<ExecutionSummary[]> {
+		let statuses = '';
+		return waitFor(
+			async () => {
+				const executions = await executionsOf(workflow);
+				statuses = executions.map((e) => e.status).join(',');
+				return (
+					executions.length >= count &&
+					executions.every((e) => ['success', 'error', 'waiting'].includes(e.status)) &&
+					executions
+				);
+			},
 			scaled(timeoutMs),
-			() =>
-				`${what}: rows for ${ids.filter((id) => !sheet().has(String(id))).join(', ')} (the ${recipe} sheet has ${[...sheet().keys()].join(', ')})`,
-			500,
+			() => `${what}: ${count} executions finished or waiting (statuses: ${statuses})`,
+			1000,
 		);
 	}
 
 	/**
-	 * Nothing more can reach the recipe's sheet: every execution of the workflow has finished and
-	 * nothing can start another. The webhook recipe: the platform has no attempt pending, every
-	 * webhook request through the front has its answer, no recovery run is under way (each logs its
-	 * beginning and its end) and the newest request is older than the longest wait of a run a
-	 * delivery sets off. The polling recipe: a poll has read the feed since the call, and what it
-	 * found has run.
+	 * Until the webhook sheet holds a row for each of `ids`, moving the clocks by the recipe's
+	 * longest wait whenever every run of the webhook recipe has finished or waits: runs that come
+	 * back together can meet the quota again and wait once more, as they would over real minutes.
+	 * Returns how often the clocks were moved.
 	 */
-	async function quiet(recipe: Recipe): Promise<ExecutionSummary[]> {
-		// the sandbox logs whole seconds on its clock: reads in a later second than the call
-		const calledAt = Math.floor((await control().getClock()).now / 1000) * 1000;
+	async function untilRowsAfterWaits(ids: number[], what: string): Promise<number> {
+		let moves = 0;
+		const deadline = Date.now() + scaled(600_000);
 		for (;;) {
-			let settled: boolean;
-			if (recipe === 'webhook') {
-				settled = await webhookDeliveriesSettled(stack, [stack.main]);
-			} else {
-				// the second poll since the call has read the feed: the first one's execution exists
-				const reads = (
-					await control().requests({ username: usernames[recipe], path: '/completions' })
-				)
-					.map((r) => Date.parse(r.at))
-					.filter((at) => at > calledAt);
-				// a poll's reads (pages) come within seconds; polls a minute apart
-				const polls = reads.filter((at, i) => i === 0 || at - reads[i - 1] > 30_000);
-				settled = polls.length >= 2;
+			const have = new Set(webhookRows().map((row) => row['Completion ID']));
+			const missing = ids.filter((id) => !have.has(String(id)));
+			if (missing.length === 0) return moves;
+			const executions = await executionsOf('webhook');
+			const idle = executions.every((e) => ['success', 'error', 'waiting'].includes(e.status));
+			const waiting = executions.filter((e) => e.status === 'waiting');
+			// a wait not yet over on n8n's clock (one that is over is the wait tracker's to resume)
+			const notDue = waiting.some((e) => Date.parse(String(e.waitTill)) > Date.now() + movedMs);
+			if (idle && notDue) {
+				if (moves === 5) throw new Error(`${what}: still waiting after 5 moves of the clocks`);
+				await moveClocks(RECIPE_WAIT_MAX_MS);
+				moves++;
+				// n8n's wait tracker looks every 60 s: give the runs time to come back
+				await waitFor(
+					async () =>
+						(await executionsOf('webhook')).filter((e) => e.status === 'waiting').length <
+						waiting.length,
+					scaled(180_000),
+					`${what}: the waiting runs to come back`,
+					1000,
+				);
 			}
-			// listed after the markers were read: whatever they let through has been created
-			const executions = settled
-				? await stack.client.listExecutions({ workflowId: workflowIds[recipe] })
-				: [];
-			if (settled && executions.every((e) => !['new', 'running', 'waiting'].includes(e.status)))
-				return stack.client.listExecutions({ workflowId: workflowIds[recipe], includeData: true });
-			await sleep(500);
+			if (Date.now() > deadline)
+				throw new Error(`${what}: rows for ${missing.join(', ')} (runs: ${executions.length})`);
+			await sleep(1000);
 		}
 	}
 
-	/** n8n back after a stop: logged in again, every active recipe's triggers registered. */
-	async function backUp(): Promise<void> {
-		await stack.client.login(stack.owner);
-		for (const recipe of RECIPE_NAMES)
-			await stack.client.waitForPublication(workflowIds[recipe], 'published');
+	/** Exactly one row per completion of `ids` in the webhook sheet, and no other row. */
+	function expectOneRowEach(ids: number[]) {
+		const keys = webhookRows().map((row) => row['Completion ID']);
+		expect(keys.filter((key, i) => keys.indexOf(key) !== i)).toEqual([]);
+		expect([...keys].sort()).toEqual(ids.map(String).sort());
+	}
+
+	/** Requests with the Google account's token from outside n8n: its other use of Sheets. */
+	async function spendWrites(n: number): Promise<void> {
+		const scratch = standIn.createSpreadsheet('Elsewhere', [{ title: 'Sheet1', header: ['n'] }]);
+		const agent = new ProxyAgent({
+			uri: standIn.proxyUrl,
+			requestTls: { ca: fs.readFileSync(standIn.caFile, 'utf8') },
+		});
+		try {
+			for (let i = 0; i < n; i++) {
+				const response = await request(
+					`https://${SHEETS_HOST}/v4/spreadsheets/${scratch}/values/Sheet1!A:A:append?valueInputOption=RAW`,
+					{
+						method: 'POST',
+						dispatcher: agent,
+						headers: { authorization: `Bearer ${token}` },
+						body: JSON.stringify({ values: [[i]] }),
+					},
+				);
+				await response.body.dump();
+				if (response.statusCode !== 200) throw new Error(`spending writes: ${response.statusCode}`);
+			}
+		} finally {
+			await agent.close();
+		}
 	}
 
 	beforeAll(async () => {
-		await recorder.start();
-		stack = await startStack({ name: 'e2e-recipes', sandbox: true });
-		const users = await importFreshCredentials(stack, Object.values(credentialIds));
-		usernames = Object.fromEntries(
-			RECIPE_NAMES.map((recipe) => [recipe, users.get(credentialIds[recipe])!.username]),
-		) as Record<Recipe, string>;
-		for (const recipe of RECIPE_NAMES) {
-			const { workflow, sheets } = asImported(recipe, credentialIds[recipe], recorder.url);
-			steps[recipe] = sheets;
-			// as "Import from File" does: the file's nodes, connections and settings
-			workflowIds[recipe] = (await stack.client.createWorkflow(workflow)).id;
-		}
-		// "then activate it": the polling trigger's first poll sets its starting point ('now')
-		for (const recipe of RECIPE_NAMES) await stack.client.activate(workflowIds[recipe]);
+		await standIn.start();
+		stack = await startStack({
+			name: 'e2e-recipes',
+			sandbox: true,
+			clockOffsetFile: path.join(dir, 'clock-offset'),
+			n8nEnv: {
+				HTTPS_PROXY: standIn.proxyUrl,
+				NO_PROXY: '127.0.0.1,localhost,::1',
+				NODE_EXTRA_CA_CERTS: standIn.caFile,
+				GENERIC_TIMEZONE: ZONE,
+			},
+		});
+		await control().setConfig({ deliveryTimeoutMs: 60_000 });
+		const ids: Record<keyof typeof workflowIds, string> = {
+			webhook: 'recipeWebhook',
+			giveUp: 'recipeGiveUp',
+			poll: 'recipePoll',
+			report: 'recipeReport',
+			catchUp: 'recipeCatchUp',
+			feedSync: 'recipeFeedSync',
+		};
+		// one import (each is a whole n8n start): a fresh API user per workflow, and the Google account
+		const users = await Promise.all(
+			Object.values(ids).map((id) => control().issueRefreshToken(`e2e-${id.toLowerCase()}`)),
+		);
+		await stack.host.importCredentials([
+			...Object.values(ids).map((id, i) => sandboxCredential(id, `e2e ${id}`, users[i])),
+			googleCredential('recipeGoogle', token),
+		]);
 
-		const demo = await demoData(stack);
+		// the spreadsheets, each first row as the README says (the recipe's columns, in order)
+		const webhookHeader = headerOf(recipeFile('webhook'), 'Add or update row');
+		const report = recipeFile('report');
+		sheets.webhook = standIn.createSpreadsheet('Course completions', [
+			{ title: 'Course completions', header: webhookHeader },
+		]);
+		sheets.giveUp = standIn.createSpreadsheet('Course completions (a copy)', [
+			{ title: 'Course completions', header: webhookHeader },
+		]);
+		sheets.poll = standIn.createSpreadsheet('Completions (every minute)', [
+			{ title: 'Completions', header: headerOf(recipeFile('poll'), 'Add or update row') },
+		]);
+		sheets.report = standIn.createSpreadsheet('Weekly report', [
+			{ title: 'Completions', header: headerOf(report, 'Completions, with their week') },
+			{ title: 'Weekly totals', header: headerOf(report, 'Weekly totals') },
+		]);
+		const choose = (
+			recipe: Recipe,
+			credential: string,
+			chosen: Record<string, SheetChoice>,
+			edit?: Parameters<typeof asImported>[1]['edit'],
+		) =>
+			asImported(recipe, {
+				learningPlatform: credential,
+				google: 'recipeGoogle',
+				sheets: chosen,
+				standIn,
+				edit,
+			});
+		const webhookSheet = { spreadsheetId: sheets.webhook, tab: 'Course completions' };
+		const pollSheet = { spreadsheetId: sheets.poll, tab: 'Completions' };
+		const workflows = {
+			webhook: choose('webhook', ids.webhook, { 'Add or update row': webhookSheet }),
+			// the recipe, set to give up after one more try instead of a day of them
+			giveUp: {
+				...choose(
+					'webhook',
+					ids.giveUp,
+					{ 'Add or update row': { spreadsheetId: sheets.giveUp, tab: 'Course completions' } },
+					{
+						'Tried for less than a day?': (p) =>
+							JSON.parse(JSON.stringify(p).replace('"rightValue":288', '"rightValue":1')),
+					},
+				),
+				name: 'Recipe (a copy that gives up after one more try)',
+			},
+			poll: choose('poll', ids.poll, {
+				'Rows already in the sheet': pollSheet,
+				'Add or update row': pollSheet,
+			}),
+			report: choose('report', ids.report, {
+				'Completions, with their week': { spreadsheetId: sheets.report, tab: 'Completions' },
+				'Weekly totals': { spreadsheetId: sheets.report, tab: 'Weekly totals' },
+			}),
+			// the catch-up's one setting: when the outage began (here: when this file began)
+			catchUp: choose(
+				'catchUp',
+				ids.catchUp,
+				{ 'Add or update row': webhookSheet },
+				{
+					'When the outage began': (p) => ({
+						...p,
+						assignments: {
+							assignments: [
+								{
+									id: 'outage',
+									name: 'outageBegan',
+									type: 'string',
+									value: new Date(suiteStart - 60_000).toISOString(),
+								},
+							],
+						},
+					}),
+				},
+			),
+			// the sandbox demo's feed sync: the Completion Trigger from "now", every minute
+			feedSync: feedSyncWorkflow(ids.feedSync),
+		};
+		for (const [name, workflow] of Object.entries(workflows))
+			workflowIds[name as keyof typeof workflowIds] = (
+				await stack.client.createWorkflow(workflow)
+			).id;
+		for (const name of ['webhook', 'poll', 'feedSync'] as const)
+			await stack.client.activate(workflowIds[name]);
+
+		demo = await demoData(stack);
 		const learners = demo.activeLearners.map((u) => u.id);
 		const courses = demo.content
 			.filter((c) => c.contenttype === 'Course' && !c.deleted)
 			.map((c) => c.id);
 		pairs = courses
-			.slice(0, 4)
-			.flatMap((contentId) => learners.slice(0, 10).map((userId) => ({ userId, contentId })));
-		report.platformConfig = await control().getConfig();
+			.slice(0, 6)
+			.flatMap((contentId) => learners.slice(0, 12).map((userId) => ({ userId, contentId })));
 	}, 900_000);
 
-	afterAll(() => recorder.close());
+	/** demo/workflows/feed-sync.json with its credential chosen. */
+	function feedSyncWorkflow(credential: string) {
+		const workflow = JSON.parse(
+			fs.readFileSync(path.join(REPO_ROOT, 'demo', 'workflows', FEED_SYNC_FILE), 'utf8'),
+		) as WorkflowJson;
+		return {
+			...workflow,
+			nodes: workflow.nodes.map((node) =>
+				node.credentials
+					? { ...node, credentials: { [TYPES.credential]: { id: credential, name: credential } } }
+					: node,
+			),
+		};
+	}
+
+	afterAll(async () => {
+		report.google = standIn.summary();
+		report.refusedTunnels = standIn.refusedTunnels;
+		await standIn.close();
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
 	stopAndReport('e2e-recipes', () => stack, report, suiteStart);
 
-	test(`webhook recipe: ${PER_PHASE} completions, an n8n restart, ${PER_PHASE} more, an outage with ${PER_PHASE} missed, one after it: each completion is one row, once`, async () => {
-		const key = steps.webhook.key;
+	test(`webhook recipe: ${BURST} completions in the same second while the Google account has 5 writes left this minute: rows for those written, the refused runs wait`, async () => {
 		const t0 = Date.now();
+		// the same Google account's other use of Sheets took 55 of this minute's 60 writes
+		await spendWrites(55);
+		const burst = await completeAtOnce(BURST);
+		const settled = await untilSettled('webhook', BURST, 300_000, 'the burst');
+		const waiting = settled.filter((e) => e.status === 'waiting').map((e) => e.id);
+		const written = settled.filter((e) => e.status === 'success').length;
+		report.burst = {
+			completions: BURST,
+			written,
+			waitingForTheQuota: waiting.length,
+			answered429: standIn.requests.filter((r) => r.status === 429).length,
+			rows: webhookRows().length,
+			seconds: Math.round((Date.now() - t0) / 1000),
+		};
+		log(`recipes: burst ${JSON.stringify(report.burst)}`);
 
-		const beforeRestart = await complete(PER_PHASE);
-		await untilRows('webhook', beforeRestart, 60_000, 'before the restart');
+		// the quota refused some runs (the condition was met): they wait, the others wrote their row
+		expect(waiting.length).toBeGreaterThan(0);
+		expect(settled.filter((e) => e.status === 'error')).toEqual([]);
+		expect(webhookRows()).toHaveLength(written);
+		const keys = webhookRows().map((row) => row['Completion ID']);
+		expect(new Set(keys).size).toBe(keys.length);
+		expect(keys.every((key) => burst.map(String).includes(key))).toBe(true);
+	});
 
-		await stack.main.restart();
-		await backUp();
-		const afterRestart = await complete(PER_PHASE);
-		await untilRows('webhook', afterRestart, 90_000, 'after the restart');
-
-		// the outage: n8n stopped (15 s to finish, then killed) while completions happen, and the
-		// platform tries each and gives up before n8n is back
+	test(`webhook recipe: n8n stopped while those runs wait and ${MISSED} completions happen; after the start, one row per completion`, async () => {
+		const t0 = Date.now();
+		const waitingAtStop = (await executionsOf('webhook'))
+			.filter((e) => e.status === 'waiting')
+			.map((e) => e.id);
 		await stack.main.stop(15_000);
 		const downAt = Date.now();
-		const whileDown = await complete(PER_PHASE);
+		const whileDown = await completeAtOnce(MISSED);
 		await waitFor(
 			async () => (await control().pendingDeliveries()).pending === 0,
-			scaled(60_000),
-			'the platform to give up on the deliveries made during the outage',
+			scaled(90_000),
+			'the platform to give up on the deliveries made while n8n was down',
 			500,
-		);
-		const attemptsWhileDown = (await control().deliveries({ username: usernames.webhook })).filter(
-			(a) => whileDown.includes(JSON.parse(a.body).payload?.completion?.id as number),
 		);
 		await stack.main.start();
 		const downMs = Date.now() - downAt;
-		await backUp();
-		// the first delivery after the start sets off the recovery of what was missed
-		const afterOutage = await complete(1);
-		const all = [...beforeRestart, ...afterRestart, ...whileDown, ...afterOutage];
-		await untilRows('webhook', all, 120_000, 'after the outage');
-		const recovery = await waitFor(
-			async () =>
-				stack.main.logLinesSinceStart().find((line) => /: missed deliveries \(/.test(line)),
+		await stack.client.login(stack.owner);
+		await stack.client.waitForPublication(workflowIds.webhook, 'published');
+		// the first delivery after the start sets off the recovery of what was missed; their runs
+		// write (or wait too, while the quota's minute lasts)
+		await completeAtOnce(1);
+		await untilSettled('webhook', fired.length, 180_000, 'the recovery');
+		// the waits of the runs refused by the quota pass (4 to 6 minutes): their rows follow
+		const clockMoves = await untilRowsAfterWaits(fired, 'the runs that waited');
+		await waitFor(
+			async () => webhookDeliveriesSettled(stack, [stack.main]),
 			scaled(120_000),
-			'the recovery run to finish',
+			'the deliveries to settle',
 			1000,
 		);
-		const executions = await quiet('webhook');
-		// how the outage's completions reached n8n: redispatched by the platform on request
-		const redispatched = (await control().deliveries({ username: usernames.webhook })).filter(
+		const executions = await untilSettled('webhook', fired.length, 60_000, 'after the recovery');
+		const redispatched = (await control().deliveries({ username: 'e2e-recipewebhook' })).filter(
 			(a) =>
 				whileDown.includes(JSON.parse(a.body).payload?.completion?.id as number) &&
 				a.delivery_id !== '' &&
 				a.status_code === 200,
 		);
-		const sheet = recorder.sheet('webhook');
-		const appends = recorder.appendsPerKey('webhook', key);
-
-		report.webhook = {
-			completions: all.length,
-			rows: sheet.size,
-			appends: recorder.appends.filter((a) => a.recipe === 'webhook').length,
-			executions: executions.length,
-			platformAttemptsWhileDown: attemptsWhileDown.length,
+		report.recovery = {
+			missed: MISSED,
 			redispatchedAndAnswered: redispatched.length,
+			waitingThroughTheRestart: waitingAtStop.length,
+			clockMovesOf6Minutes: clockMoves,
+			rows: webhookRows().length,
+			completions: fired.length,
+			executions: executions.length,
 			downMs,
-			recovery: recovery.replace(/^.*Learning Platform Trigger: /, '').slice(0, 200),
 			seconds: Math.round((Date.now() - t0) / 1000),
 		};
-		log(`recipes: webhook recipe ${JSON.stringify(report.webhook)}`);
+		log(`recipes: recovery ${JSON.stringify(report.recovery)}`);
 
-		// the set-up did what it says: the platform tried every completion of the outage, failed,
-		// and had given up before n8n came back
-		expect(new Set(attemptsWhileDown.map((a) => JSON.parse(a.body).payload.completion.id))).toEqual(
-			new Set(whileDown),
-		);
-		expect(attemptsWhileDown.filter((a) => a.status_code === 200)).toEqual([]);
-		// and the trigger's recovery had each redispatched (a delivery id) once n8n was back
 		expect(
 			new Set(redispatched.map((a) => JSON.parse(a.body).payload.completion.id as number)),
 		).toEqual(new Set(whileDown));
-
-		// every completion one row (none missing, none extra), appended once, one execution each
-		expect([...sheet.keys()].sort()).toEqual(all.map(String).sort());
-		expect([...appends].filter(([, count]) => count !== 1)).toEqual([]);
+		// runs that waited through the restart carried on
+		expect(waitingAtStop.length).toBeGreaterThan(0);
+		expect(executions.filter((e) => waitingAtStop.includes(e.id)).map((e) => e.status)).toEqual(
+			waitingAtStop.map(() => 'success'),
+		);
+		expectOneRowEach(fired);
 		expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
-		expect(executions).toHaveLength(all.length);
-		// and the row is the completion's (the mapping reads the delivery's payload)
-		for (const id of all) {
+		// each row is its completion's (the mapping reads the delivery's payload)
+		for (const id of fired.slice(0, 3)) {
 			const { completion } = await control().completion(id);
-			expect(sheet.get(String(id))).toMatchObject({
+			expect(webhookRows().find((row) => row['Completion ID'] === String(id))).toMatchObject({
 				Username: completion.username,
 				Course: completion.contentname,
-				'Completed at': expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+				'Completed at': completion.timecompleted,
 			});
 		}
 	});
 
-	test('report recipe ("Run now"): its rows are the completions the platform holds as changed in the last 7 days and an hour', async () => {
+	test(`webhook recipe: Google Sheets down ${GOOGLE_OUTAGE_MS / 60_000} minutes while ${DURING_OUTAGE} completions happen: the runs wait, try again, wait again, and write when it is back; a copy set to give up stops with its error`, async () => {
 		const t0 = Date.now();
-		const cli = await stack.host.executeCli(workflowIds.report);
-		const [execution] = (
-			await stack.client.waitForExecutions(workflowIds.report, 1, 120_000)
-		).filter((e) => e.mode === 'cli');
-		const problem = execution ? executionError(execution) : 'no stored run';
-		if (problem)
-			throw new Error(
-				`the report run: ${problem}\nn8n execute (code ${cli.code}):\n${(cli.stdout + cli.stderr).slice(-3000)}`,
+		await stack.client.activate(workflowIds.giveUp);
+		const before = new Set(
+			[...(await executionsOf('webhook')), ...(await executionsOf('giveUp'))].map((e) => e.id),
+		);
+		const ours = async () =>
+			[...(await executionsOf('webhook')), ...(await executionsOf('giveUp'))].filter(
+				(e) => !before.has(e.id),
 			);
-
-		// what the platform holds: every record, read one by one through the control API, those
-		// the feed shows by default (completed, viewed or archived; learner and content present)
-		// changed at or after the run's start minus 7 days and an hour
-		const since = Date.parse(execution.startedAt) - 7 * DAY_MS - 3_600_000;
-		const demo = await demoData(stack);
-		const learners = new Set(demo.activeLearners.map((u) => u.id));
-		const contents = new Set(demo.content.filter((c) => !c.deleted).map((c) => c.id));
-		const expected = new Map<string, Row>();
-		const columns = steps.report.columns;
-		// ids are a sequence from 1; a batch past the highest known
-		const last = Math.max((await control().demo()).completions, ...fired) + 100;
-		let read = 0;
-		for (let id = 1; id <= last; id += 100) {
-			const batch = Array.from({ length: 100 }, (_, i) => id + i);
-			const records = await Promise.all(
-				batch.map((n) =>
-					control()
-						.completion(n)
-						.then((r) => r.completion)
-						.catch(() => undefined),
+		const outage = standIn.outage(GOOGLE_OUTAGE_MS);
+		const during = await completeAtOnce(DURING_OUTAGE);
+		// every run (recipe and copy) failed at once and waits
+		const waiting = await waitFor(
+			async () => {
+				const runs = await ours();
+				return (
+					runs.length === 2 * DURING_OUTAGE && runs.every((e) => e.status === 'waiting') && runs
+				);
+			},
+			scaled(180_000),
+			'the runs of the outage to wait',
+			1000,
+		);
+		const firstWait = new Map(waiting.map((e) => [e.id, String(e.waitTill)]));
+		// 6 minutes on: the waits end while Google is still down; each run tries again and waits again
+		await moveClocks(RECIPE_WAIT_MAX_MS);
+		expect(standIn.isDown()).toBe(true);
+		await waitFor(
+			async () =>
+				(await ours()).every(
+					(e) =>
+						e.status === 'waiting' &&
+						Date.parse(String(e.waitTill)) > Date.parse(firstWait.get(e.id)!),
 				),
-			);
-			for (const record of records) {
-				if (!record) continue;
-				read++;
-				if (
-					['Completed', 'Viewed', 'Archived'].includes(record.completionstatus) &&
-					learners.has(record.userid) &&
-					contents.has(record.contentid) &&
-					Date.parse(record.lastupdated) >= since
-				)
-					expected.set(
-						String(record.completionid),
-						Object.fromEntries(columns.map((c) => [c, cell(record[c])])),
-					);
-			}
-		}
-
-		const sheet = recorder.sheet('report');
-		const appends = recorder.appends.filter((a) => a.recipe === 'report');
-		report.report = {
-			recordsRead: read,
-			expectedRows: expected.size,
-			rows: sheet.size,
-			appends: appends.length,
+			scaled(240_000),
+			'the runs to try again during the outage and wait again',
+			1000,
+		);
+		// 12 minutes on: Google is back
+		await moveClocks(RECIPE_WAIT_MAX_MS);
+		expect(standIn.isDown()).toBe(false);
+		await untilRowsAfterWaits(during, 'after the outage');
+		const executions = await untilSettled('webhook', fired.length, 120_000, 'after the outage');
+		const gaveUp = await untilSettled('giveUp', DURING_OUTAGE, 120_000, 'the copy');
+		await stack.client.deactivate(workflowIds.giveUp);
+		const gaveUpWith = await Promise.all(
+			gaveUp.map(async (e) => executionError(await stack.client.getExecution(e.id))),
+		);
+		report.googleOutage = {
+			completions: DURING_OUTAGE,
+			outageMinutes: (outage.until - outage.from) / 60_000,
+			answered503: standIn.requests.filter((r) => r.status === 503).length,
+			rows: webhookRows().length,
+			copyGaveUp: gaveUp.filter((e) => e.status === 'error').length,
 			seconds: Math.round((Date.now() - t0) / 1000),
 		};
-		log(`recipes: report recipe ${JSON.stringify(report.report)}`);
+		log(`recipes: Google outage ${JSON.stringify(report.googleOutage)}`);
 
-		expect(expected.size).toBeGreaterThanOrEqual(fired.length);
-		expect(Object.fromEntries(sheet)).toEqual(Object.fromEntries(expected));
-		expect(appends).toHaveLength(expected.size);
+		expectOneRowEach(fired);
+		expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
+		// the copy: each run stopped with the recipe's message, and wrote nothing
+		expect(gaveUp.map((e) => e.status)).toEqual(Array(DURING_OUTAGE).fill('error'));
+		for (const message of gaveUpWith)
+			expect(message).toMatch(/^Google Sheets refused the row of completion \d+ for a day/);
+		expect(standIn.records(sheets.giveUp, 'Course completions')).toEqual([]);
 	});
 
-	test('polling recipe: one row per completion, across the restart and the outage; a record that changes updates its row with its newest values', async () => {
-		const key = steps.poll.key;
+	test('polling recipe (the sheet is its bookmark): one row per completion across all of the above; a changed record updates its row; the Completion Trigger emitted each once', async () => {
 		const t0 = Date.now();
-		// every completion so far reaches the polling recipe through the feed
-		await untilRows('poll', fired, 150_000, 'the polls');
-		const appendsBefore = recorder.appendsPerKey('poll', key);
-
+		const pollRows = () => standIn.records(sheets.poll, 'Completions');
+		const columns = headerOf(recipeFile('poll'), 'Add or update row');
+		const asRow = (record: FeedRecord) =>
+			Object.fromEntries(columns.map((c) => [c, shown(record[c])]));
 		const changed = fired[0];
+		const webhookRowBefore = webhookRows().find((row) => row['Completion ID'] === String(changed));
+		const webhookRunsBefore = (await executionsOf('webhook')).length;
 		const { completion: newest } = await control().simulateRecordChange(changed);
 		await waitFor(
-			async () => recorder.sheet('poll').get(String(changed))?.lastupdated === newest.lastupdated,
-			scaled(150_000),
-			`the changed record ${changed} (lastupdated ${newest.lastupdated}) in its row`,
-			500,
+			async () => {
+				const rows = pollRows();
+				return (
+					fired.every((id) => rows.some((row) => row.completionid === String(id))) &&
+					rows.find((row) => row.completionid === String(changed))?.lastupdated ===
+						newest.lastupdated
+				);
+			},
+			scaled(240_000),
+			() =>
+				`every completion (${fired.length}) and the change of ${changed} in the polling sheet (it has ${pollRows().length} rows)`,
+			1000,
 		);
-		const executions = await quiet('poll');
-		const sheet = recorder.sheet('poll');
-		const appends = recorder.appendsPerKey('poll', key);
-
+		// the Completion Trigger has emitted the change too
+		const emitted = async () => {
+			const counts = new Map<number, number>();
+			for (const run of await executionsOf('feedSync', true))
+				for (const item of nodeOutput(run, FEED_TRIGGER))
+					counts.set(
+						item.completionid as number,
+						(counts.get(item.completionid as number) ?? 0) + 1,
+					);
+			return counts;
+		};
+		await waitFor(
+			async () => ((await emitted()).get(changed) ?? 0) >= 2,
+			scaled(180_000),
+			`the Completion Trigger to emit the change of ${changed}`,
+			2000,
+		);
+		for (const name of ['poll', 'feedSync'] as const)
+			await stack.client.deactivate(workflowIds[name]);
+		const runs = await executionsOf('poll');
+		// what the platform holds, changed since the first run's start (its 30 days back)
+		const firstRun = Math.min(...runs.map((r) => Date.parse(r.startedAt)));
+		const expected = (await feedRecords(stack, demo, fired)).filter(
+			(r) => Date.parse(r.lastupdated) >= firstRun - 30 * 86_400_000,
+		);
+		const rows = pollRows();
+		const counts = await emitted();
 		report.poll = {
 			completions: fired.length,
-			rows: sheet.size,
-			appendsBeforeTheChange: [...appendsBefore.values()].reduce((a, b) => a + b, 0),
-			appends: [...appends.values()].reduce((a, b) => a + b, 0),
-			executions: executions.length,
+			expectedRows: expected.length,
+			rows: rows.length,
+			runs: runs.length,
+			failedRuns: runs.filter((r) => r.status === 'error').length,
+			completionTriggerEmitted: [...counts.values()].reduce((a, b) => a + b, 0),
 			seconds: Math.round((Date.now() - t0) / 1000),
 		};
 		log(`recipes: polling recipe ${JSON.stringify(report.poll)}`);
 
-		expect(executionsSummary(executions.filter((e) => e.status !== 'success'))).toBe('');
-		// before the change: each completion appended once
-		expect([...appendsBefore].filter(([, count]) => count !== 1)).toEqual([]);
-		// after: one row per completion, the changed one appended a second time (an update)
-		expect([...sheet.keys()].sort()).toEqual(fired.map(String).sort());
-		expect(Object.fromEntries(appends)).toEqual(
-			Object.fromEntries(fired.map((id) => [String(id), id === changed ? 2 : 1])),
+		// runs failed while Google was down or over its quota; the next ones made up for them
+		expect(runs.some((r) => r.status === 'error')).toBe(true);
+		const keys = rows.map((row) => row.completionid);
+		expect(keys.filter((key, i) => keys.indexOf(key) !== i)).toEqual([]);
+		expect(Object.fromEntries(rows.map((row) => [row.completionid, row]))).toEqual(
+			Object.fromEntries(expected.map((r) => [String(r.completionid), asRow(r)])),
 		);
-		// each row holds the record as the platform now has it, the changed one's newest values
-		for (const id of fired) {
-			const { completion } = await control().completion(id);
-			expect(sheet.get(String(id))).toEqual(
-				Object.fromEntries(steps.poll.columns.map((c) => [c, cell(completion[c])])),
-			);
+		// the webhook recipe writes completions as created: its row and its runs did not change
+		expect(webhookRows().find((row) => row['Completion ID'] === String(changed))).toEqual(
+			webhookRowBefore,
+		);
+		expect(await executionsOf('webhook')).toHaveLength(webhookRunsBefore);
+		// the Completion Trigger, across the restart and the outages: each completion once, the
+		// changed one again in its new state
+		expect(Object.fromEntries(fired.map((id) => [id, counts.get(id)]))).toEqual(
+			Object.fromEntries(fired.map((id) => [id, id === changed ? 2 : 1])),
+		);
+	});
+
+	test('catch-up recipe: two rows lost from the webhook sheet come back, no row doubles', async () => {
+		const lost = [fired[3], fired[7]];
+		for (const id of lost) {
+			const at = webhookRows().findIndex((row) => row['Completion ID'] === String(id));
+			standIn.deleteRow(sheets.webhook, 'Course completions', at + 2);
 		}
+		expect(webhookRows()).toHaveLength(fired.length - 2);
+		const cli = await stack.host.executeCli(workflowIds.catchUp);
+		const [run] = await stack.client.waitForExecutions(workflowIds.catchUp, 1, 120_000);
+		const problem = run ? executionError(run) : 'no stored run';
+		if (problem)
+			throw new Error(`the catch-up run: ${problem}\n${(cli.stdout + cli.stderr).slice(-3000)}`);
+		report.catchUp = { lost: lost.length, rows: webhookRows().length };
+
+		expectOneRowEach(fired);
+		for (const id of lost) {
+			const { completion } = await control().completion(id);
+			expect(webhookRows().find((row) => row['Completion ID'] === String(id))).toMatchObject({
+				Username: completion.username,
+				Course: completion.contentname,
+				'Completed at': completion.timecompleted,
+				Email: '',
+			});
+		}
+	});
+
+	test('weekly report: a week column, each completion once in its week, a second run counts nothing twice, a missed Monday leaves no gap', async () => {
+		const t0 = Date.now();
+		await stack.client.deactivate(workflowIds.webhook);
+		await control().setConfig({ deliveryTimeoutMs: 5000 });
+		const weekOf = (iso: string) => DateTime.fromISO(iso, { zone: ZONE }).toFormat("kkkk-'W'WW");
+		/** `n8n execute` of the report on a clock at Tuesday 07:00 of the week `weeksAhead` on */
+		async function runReport(weeksAhead: number) {
+			const n8nNow = DateTime.fromMillis(Date.now() + movedMs, { zone: ZONE });
+			const at = n8nNow.startOf('week').plus({ weeks: weeksAhead, days: 1, hours: 7 });
+			stack.host.clockOffsetMs = at.toMillis() - n8nNow.toMillis();
+			try {
+				const before = (await stack.client.listExecutions({ workflowId: workflowIds.report }))
+					.length;
+				// n8n's default expression engine (vm) reads the wall clock in its isolate, not the moved
+				// one; the legacy engine evaluates the same expressions in n8n's process
+				const cli = await stack.host.executeCli(workflowIds.report, {
+					env: { N8N_EXPRESSION_ENGINE: 'legacy' },
+				});
+				const runs = await stack.client.waitForExecutions(workflowIds.report, before + 1, 120_000);
+				const problem = executionError(runs[0]);
+				if (problem)
+					throw new Error(`the report run: ${problem}\n${(cli.stdout + cli.stderr).slice(-3000)}`);
+				return at;
+			} finally {
+				stack.host.clockOffsetMs = 0;
+			}
+		}
+		/** What the report should hold after runs at `runs`: completions of their 4 weeks before. */
+		async function expected(runs: DateTime[]) {
+			const weeks = new Map<string, string>();
+			for (const at of runs)
+				for (let n = 4; n >= 1; n--) {
+					const start = at.startOf('week').minus({ weeks: n });
+					weeks.set(
+						start.toFormat("kkkk-'W'WW"),
+						`${start.toFormat('ccc d LLL yyyy, HH:mm')} (${ZONE})`,
+					);
+				}
+			const records = (await feedRecords(stack, demo, fired)).filter(
+				(r) => r.timecompleted && weeks.has(weekOf(r.timecompleted)),
+			);
+			return {
+				completions: Object.fromEntries(
+					records.map((r) => [
+						String(r.completionid),
+						{
+							Week: weekOf(r.timecompleted),
+							'Completed at': DateTime.fromISO(r.timecompleted, { zone: ZONE }).toISO({
+								suppressMilliseconds: true,
+							}),
+							Username: shown(r.username),
+							Course: shown(r.contentname),
+							Type: shown(r.contenttype),
+							Status: r.completionstatus,
+							'Completion ID': String(r.completionid),
+						},
+					]),
+				),
+				totals: Object.fromEntries(
+					[...weeks].map(([week, starts]) => [
+						week,
+						{
+							Week: week,
+							'Week starts': starts,
+							Completions: String(records.filter((r) => weekOf(r.timecompleted) === week).length),
+						},
+					]),
+				),
+			};
+		}
+		const sheet = () => ({
+			completions: Object.fromEntries(
+				standIn.records(sheets.report, 'Completions').map((r) => [r['Completion ID'], r]),
+			),
+			completionRows: standIn.records(sheets.report, 'Completions').length,
+			totals: Object.fromEntries(
+				standIn.records(sheets.report, 'Weekly totals').map((r) => [r.Week, r]),
+			),
+			totalRows: standIn.records(sheets.report, 'Weekly totals').length,
+		});
+
+		// Monday of next week: this week's completions reported
+		const first = await runReport(1);
+		const afterFirst = sheet();
+		const want1 = await expected([first]);
+		expect(afterFirst.completions).toEqual(want1.completions);
+		expect(afterFirst.completionRows).toBe(Object.keys(want1.completions).length);
+		expect(afterFirst.totals).toEqual(want1.totals);
+		expect(afterFirst.totalRows).toBe(4);
+		expect(Object.keys(want1.completions).length).toBeGreaterThanOrEqual(fired.length);
+
+		// "Run now" again: nothing counted twice
+		await runReport(1);
+		expect(sheet()).toEqual(afterFirst);
+
+		// a week later three completions; the Monday after is missed (n8n off); the one after reports
+		await moveClocks(WEEK_MS);
+		const nextWeek = await completeAtOnce(3);
+		const third = await runReport(2);
+		const after = sheet();
+		const want = await expected([first, third]);
+		report.report = {
+			weeks: Object.keys(after.totals),
+			totals: Object.values(after.totals).map((r) => r.Completions),
+			completionRows: after.completionRows,
+			seconds: Math.round((Date.now() - t0) / 1000),
+		};
+		log(`recipes: weekly report ${JSON.stringify(report.report)}`);
+
+		expect(nextWeek.every((id) => after.completions[String(id)])).toBe(true);
+		expect(after.completions).toEqual(want.completions);
+		expect(after.completionRows).toBe(Object.keys(want.completions).length);
+		expect(after.totals).toEqual(want.totals);
+		// six weeks in a row, no gap: the four before `first`, then the two reported only by `third`
+		expect(after.totalRows).toBe(6);
+		expect(Object.keys(after.totals).sort()).toEqual(Object.keys(want.totals).sort());
+	});
+
+	test('n8n asked no other Google host (no token refresh, no other API) through the proxy', () => {
+		expect(standIn.refusedTunnels.filter((target) => /google/i.test(target))).toEqual([]);
 	});
 });

@@ -118,6 +118,7 @@ export function smokeSuite(ctx: StackContext): void {
 			expect(installed.imported.sort()).toEqual([
 				'LpDemoAttendance',
 				'LpDemoBookmarks0',
+				'LpDemoCatchUp000',
 				'LpDemoCompletion',
 				'LpDemoFeedSync00',
 				'LpDemoHrAssist0',

@@ -3,8 +3,9 @@
 // execution with the payload; a tampered body or a wrong token starts none, nor does a platform
 // retry of an accepted delivery (identical bytes after a time-out); restarting n8n creates
 // no duplicate and forgets no delivery that started an execution; deactivation deletes the
-// subscription. The polling trigger across a restart and an outage of n8n is recipes.test.ts's
-// polling recipe (each completion appended exactly once), and in queue mode queue.test.ts.
+// subscription. The polling trigger across a restart and an outage of n8n is in recipes.test.ts
+// (the sandbox demo's feed sync beside the recipes: each completion emitted once), and in queue
+// mode queue.test.ts.
 import { createHmac } from 'node:crypto';
 import * as https from 'node:https';
 import {
