@@ -21,6 +21,7 @@ import {
 	refusalLogLevel,
 	type Admission,
 	type AdmissionRules,
+	type RefusalReason,
 } from './deliveries';
 import { triggerProperties } from './description';
 import { keepsSubscriptionWhileInactive, passOnEvents, recovers, triggerOptions } from './options';
@@ -120,8 +121,8 @@ function answer(
 	}
 }
 
-function logRefusal(context: IWebhookFunctions, reason: string): void {
-	const level = refusalLogLevel(reason as Parameters<typeof refusalLogLevel>[0]);
+function logRefusal(context: IWebhookFunctions, reason: RefusalReason): void {
+	const level = refusalLogLevel(reason);
 	context.logger[level](`Learning Platform Trigger: a delivery was refused (401): ${reason}`, {
 		reason,
 		workflowId: context.getWorkflow().id,
