@@ -187,15 +187,15 @@ export function recoverFromDelivery(
 	subscriptionId: number,
 	redispatch: boolean,
 ): void {
-	const host = recoveryHost(context);
-	const recovery = recoveryOf(host.scope);
+	const scope = scopeOf(context);
+	const recovery = recoveryOf(scope);
 	const now = clock().now();
 	const newest = recovery.learnMark(staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
 	// this process has
 	if (newest > Number(readField(staticData, 'recoveryScannedAt') ?? -Infinity))
 		writeField(staticData, 'recoveryScannedAt', newest);
-	shareRedispatches(host.scope, staticData, subscriptionId, now, true);
+	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);
 	const due = !ranEver || now - newest >= RESCAN_INTERVAL_MS;
@@ -207,6 +207,8 @@ export function recoverFromDelivery(
 	if (!due && !firstRunHereSinceStart) return;
 	if (!recovery.claimRun(now)) return;
 	recovery.markRun(staticData, now);
+	// the host only for a run: most deliveries start none
+	const host = recoveryHost(context);
 	void (async () => {
 		await clock().sleep(START_DELAY_MS + Math.floor(Math.random() * START_JITTER_MS));
 		await runOnce(host, subscriptionId, 'found from a delivery', now);
