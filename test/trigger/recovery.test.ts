@@ -13,6 +13,7 @@ import { SETTLE_MS } from '../../nodes/LearningPlatformTrigger/recovery/delivery
 import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
 import { deliveryLogApi } from '../../nodes/LearningPlatformTrigger/recovery/host';
 import { recoverMissedDeliveries } from '../../nodes/LearningPlatformTrigger/recovery/run';
+import { RECOVERY_REQUESTS_PER_MINUTE } from '../../nodes/LearningPlatformTrigger/recovery/pace';
 import type { Redispatches } from '../../nodes/LearningPlatformTrigger/recovery/redispatchMemory';
 import {
 	noteRecoveryMark,
@@ -141,6 +142,24 @@ describe('a recovery run', () => {
 				expect(entry).toMatchObject({ redispatched: true });
 		for (const r of await redispatchRequestsOf(t.sandbox, subscriptionId))
 			expect(r.status).toBe(200);
+	});
+
+	test("a restart's ten missed deliveries take about one request each, so all go within recovery's 20 a minute", async () => {
+		const { staticData, subscriptionId } = await subscribed('recover-ten');
+		for (let i = 0; i < 10; i++) await missedDelivery(subscriptionId);
+		const context = hookContext(trigger, { ...options(staticData, RECOVER, 'recover-ten') });
+		const run = await withAheadClock(async (time) => {
+			time.offset = SETTLE_MS + 1_000;
+			const started = time.now();
+			const tally = await recoverMissedDeliveries(deliveryLogApi(context), subscriptionId);
+			return { ...tally, took: time.now() - started };
+		});
+		expect(run).toMatchObject({ redispatched: 10, failed: 0 });
+		// the log's page, then each entry's page read again once for the entries that follow it
+		// at once: before, a read per entry (21 requests, the last waiting for the next minute)
+		expect(run.requests).toBeLessThanOrEqual(RECOVERY_REQUESTS_PER_MINUTE - 4);
+		expect(run.took).toBeLessThan(60_000);
+		expect(new Set(await askedEntries(subscriptionId)).size).toBe(10);
 	});
 
 	test('a run superseded by a later one in another process stops before its next redispatch; the later one redispatches the rest, each once', async () => {

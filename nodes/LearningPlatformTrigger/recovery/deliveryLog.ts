@@ -79,3 +79,11 @@ export const untouchedSince = (seen: DeliveryLogEntry, current?: DeliveryLogEntr
 export function listsOldestFirst(page: DeliveryLogEntry[]): boolean {
 	return page.length > 1 && page[0].id < page[page.length - 1].id;
 }
+
+/**
+ * Whether a failed entry tells of a redispatch that failed too: this trigger asked for it
+ * (`asked`), the platform flags it, or it is itself a redispatch's attempt (a `delivery_id`). Then
+ * the platform may not reach n8n at all, and asking again would only fail again.
+ */
+export const showsFailedRedispatch = (entry: DeliveryLogEntry, asked: boolean): boolean =>
+	asked || entry.redispatched === true || (entry.delivery_id ?? '') !== '';

@@ -17,6 +17,7 @@ import {
 	type StoredSubscription,
 } from '../subscription';
 import { triggerScope } from '../triggerScope';
+import { PROBE_EVENT, reachedBy } from './reachability';
 
 /** The platform's API as a run uses it: a subscription's delivery log and its redispatches. */
 export interface DeliveryLogApi {
@@ -24,6 +25,11 @@ export interface DeliveryLogApi {
 	logPage(subscriptionId: number, page: number): Promise<ListPage>;
 	/** has the platform redispatch a logged delivery (spec operation 14); its answer */
 	redispatch(subscriptionId: number, entryId: number): Promise<{ data?: IDataObject } | undefined>;
+	/**
+	 * Whether the platform reaches `url` now (a sample sent there, spec operation 15,
+	 * reachability.ts); undefined when it does not tell, the request failing included.
+	 */
+	reaches(url: string): Promise<boolean | undefined>;
 }
 
 /** The operator's log lines about recovery, each naming the workflow. */
@@ -68,6 +74,15 @@ export function deliveryLogApi(context: Context): DeliveryLogApi {
 				'webhook',
 				`/${subscriptionId}/logs/${entryId}/redispatch`,
 			)) as { data?: IDataObject } | undefined,
+		reaches: async (url) => {
+			try {
+				const body = { event: PROBE_EVENT, url };
+				const answer = await apiRequest.call(context, 'POST', 'webhook', '/relay', { body });
+				return reachedBy(answer as { data?: IDataObject });
+			} catch {
+				return undefined;
+			}
+		},
 	};
 }
 

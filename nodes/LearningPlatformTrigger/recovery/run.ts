@@ -3,7 +3,13 @@
 // each arrives again and, recognised by the delivery ledger, starts exactly one execution. When
 // runs happen: schedule.ts. Why: docs/design.md, "Missed deliveries".
 import { clock, type ListPage } from '../../shared/transport';
-import { SETTLE_MS, untouchedSince, verdictOf, type DeliveryLogEntry } from './deliveryLog';
+import {
+	SETTLE_MS,
+	showsFailedRedispatch,
+	untouchedSince,
+	verdictOf,
+	type DeliveryLogEntry,
+} from './deliveryLog';
 import { finalFailures } from './finalFailures';
 import type { DeliveryLogApi } from './host';
 import { LogReading } from './logReading';
@@ -36,7 +42,15 @@ export interface RunTally {
 	yielded?: boolean;
 	/** the run stopped at MAX_REQUESTS_PER_RUN or MAX_REDISPATCHES_PER_RUN: more may be left */
 	unfinished?: boolean;
+	/** the run stopped: a redispatch had failed, and the platform still does not reach n8n */
+	unreachable?: boolean;
 }
+
+/**
+ * Whether the platform reaches the webhook now, asked once a run, before it redispatches anything
+ * again (reachability.ts); false stops the run. Undefined: the run does not ask.
+ */
+export type ReachQuestion = () => Promise<boolean | undefined>;
 
 /**
  * What became of an entry the run took up: asked for; left (the run's limits, or the platform
@@ -75,17 +89,20 @@ export class RecoveryRun {
 	readonly tally: RunTally = { redispatched: 0, failed: 0, read: 0, requests: 0 };
 	/** the entries this run has asked for */
 	private readonly done = new Set<number>();
+	/** whether the platform reaches the webhook, once this run has asked */
+	private reached: boolean | undefined;
 
 	/**
 	 * `superseded` is asked before each pass and each redispatch: once it says yes (another
 	 * process's later run covers what is left), the run stops. `asked` is what was asked for
-	 * before (read and added to).
+	 * before (read and added to). `reaches` is asked before a redispatch follows one that failed.
 	 */
 	constructor(
 		private readonly api: DeliveryLogApi,
 		private readonly subscriptionId: number,
 		private readonly superseded: () => boolean = () => false,
 		private readonly asked: Redispatches = new Map(),
+		private readonly reaches?: ReachQuestion,
 	) {}
 
 	async recover(): Promise<RunTally> {
@@ -108,7 +125,7 @@ export class RecoveryRun {
 		}
 	}
 
-	private end(why: 'superseded' | 'yielded' | 'unfinished'): void {
+	private end(why: 'superseded' | 'yielded' | 'unfinished' | 'unreachable'): void {
 		this.tally[why] = true;
 	}
 
@@ -128,6 +145,7 @@ export class RecoveryRun {
 
 	/** Takes up `candidates` in turn; false once the run stops among them. */
 	private async redispatchAll(candidates: DeliveryLogEntry[], log: LogReading): Promise<boolean> {
+		if (!(await this.platformReaches(candidates))) return false;
 		for (const entry of candidates) {
 			if (this.superseded()) {
 				this.end('superseded');
@@ -182,6 +200,23 @@ export class RecoveryRun {
 		return 'asked';
 	}
 
+	/**
+	 * False, and the run ended, when a candidate shows that a redispatch failed already and the
+	 * platform, asked (once a run), does not reach the webhook: every redispatch would fail again.
+	 * Deliveries that failed only while n8n was down go without asking.
+	 */
+	private async platformReaches(candidates: DeliveryLogEntry[]): Promise<boolean> {
+		if (this.reaches === undefined || this.reached !== undefined) return this.reached !== false;
+		const failedAgain = candidates.some((entry) =>
+			showsFailedRedispatch(entry, this.asked.has(entry.id)),
+		);
+		if (!failedAgain) return true;
+		if (!(await this.takeTurn())) return false;
+		this.reached = (await this.reaches()) !== false;
+		if (!this.reached) this.end('unreachable');
+		return this.reached;
+	}
+
 	/** One page of the log; undefined once the run has made all the requests it may. */
 	private async readPage(number: number): Promise<ListPage | undefined> {
 		if (!(await this.takeTurn())) return undefined;
@@ -209,6 +244,7 @@ export async function recoverMissedDeliveries(
 	subscriptionId: number,
 	superseded?: () => boolean,
 	asked?: Redispatches,
+	reaches?: ReachQuestion,
 ): Promise<RunTally> {
-	return await new RecoveryRun(api, subscriptionId, superseded, asked).recover();
+	return await new RecoveryRun(api, subscriptionId, superseded, asked, reaches).recover();
 }

@@ -5,12 +5,12 @@ import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflo
 
 import { clock, statusOf } from '../../shared/transport';
 import { recoveryHost, scopeOf, type RecoveryHost, type RecoveryLog } from './host';
-import { resetRecoveryPace } from './pace';
+import { recoveryTurn, resetRecoveryPace } from './pace';
 import { newestLogPage } from './logReading';
 import { redispatchesOf, resetRedispatchMemory, shareRedispatches } from './redispatchMemory';
 import { sendRedispatchNote } from './redispatchNote';
-import { recoverMissedDeliveries, type RunTally } from './run';
-import { forgetEveryScope, recoveryOf, type Schedule } from './scopeRecovery';
+import { recoverMissedDeliveries, type ReachQuestion, type RunTally } from './run';
+import { forgetEveryScope, recoveryOf, type Schedule, type ScopeRecovery } from './scopeRecovery';
 import { readField, writeField } from '../staticData';
 
 // Process-wide besides each scope's record (scopeRecovery.ts). `resetRecoveryState` resets it for
@@ -46,9 +46,11 @@ const SCHEDULE_JITTER_MS = 60_000;
  */
 export const START_DELAY_MS = 2_000;
 export const START_JITTER_MS = 3_000;
+/** A delivery this recent shows the platform reaches the webhook: a run need not ask. */
+const HEARD_RECENTLY_MS = 60_000;
 
 function logRun(log: RecoveryLog, why: string, run: RunTally, note?: string): void {
-	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${note ? `; note to the other n8n processes ${note}` : ''}${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}`;
+	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${note ? `; note to the other n8n processes ${note}` : ''}${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}${run.unreachable ? '; stopped: a redispatch failed before and the platform still cannot reach this webhook (a sample it sent failed), so each check asks again, once, until it can' : ''}`;
 	log.info(`Learning Platform Trigger: missed deliveries (${why}): ${summary}`);
 }
 
@@ -87,7 +89,8 @@ async function runOnce(
 	try {
 		const superseded = () => mark !== undefined && recovery.superseded(mark);
 		const asked = redispatchesOf(host.scope, subscriptionId);
-		const run = await recoverMissedDeliveries(host.api, subscriptionId, superseded, asked);
+		const reaches = reachQuestion(host, recovery);
+		const run = await recoverMissedDeliveries(host.api, subscriptionId, superseded, asked, reaches);
 		// a run that gave way to another is judged again by the next, however the newest page looks
 		recovery.unfinished = run.unfinished === true || run.yielded === true;
 		const note =
@@ -100,6 +103,32 @@ async function runOnce(
 	} finally {
 		recovery.running = false;
 	}
+}
+
+/**
+ * The question a run asks before it redispatches again after a failed redispatch, with what the
+ * answer teaches this process; none when a delivery came a moment ago (the platform reaches n8n)
+ * or n8n has no URL to ask about.
+ */
+function reachQuestion(host: RecoveryHost, recovery: ScopeRecovery): ReachQuestion | undefined {
+	const url = host.webhook.url();
+	if (url === undefined || clock().now() - recovery.heardAt < HEARD_RECENTLY_MS) return undefined;
+	return async () => {
+		const reached = await host.api.reaches(url);
+		recovery.noteReach(reached, clock().now());
+		return reached;
+	};
+}
+
+/**
+ * A check while the platform cannot reach the webhook: one question (a turn of recovery's share),
+ * no log read. True once it reaches it again (or the answer does not tell): a run is due.
+ */
+async function reachesAgain(host: RecoveryHost, recovery: ScopeRecovery): Promise<boolean> {
+	const ask = reachQuestion(host, recovery);
+	if (ask === undefined) return true;
+	await recoveryTurn();
+	return (await ask()) !== false;
 }
 
 /**
@@ -124,6 +153,11 @@ function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
 			if ((await host.webhook.probe(url)) === 404) break;
 			if (clock().now() - recovery.lastRunKnown() < RESCAN_INTERVAL_MS) continue;
 			try {
+				if (recovery.unreachableSince !== undefined) {
+					if (await reachesAgain(host, recovery))
+						await runOnce(host, subscriptionId, 'the platform reaches n8n again');
+					continue;
+				}
 				const newest = recovery.unfinished
 					? undefined
 					: await newestLogPage(async (page) => await host.api.logPage(subscriptionId, page));
@@ -190,6 +224,7 @@ export function recoverFromDelivery(
 	const scope = scopeOf(context);
 	const recovery = recoveryOf(scope);
 	const now = clock().now();
+	recovery.heardFromPlatform(now);
 	const newest = recovery.learnMark(staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
 	// this process has

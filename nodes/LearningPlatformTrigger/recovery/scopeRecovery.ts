@@ -25,6 +25,25 @@ export class ScopeRecovery {
 	newestMark = -Infinity;
 	/** the mark of this process's own latest run */
 	private ownMark: number | undefined;
+	/**
+	 * Since when the platform has not reached the webhook, as it answered a run's question
+	 * (reachability.ts): recovery then only asks again, once a check, until it does.
+	 */
+	unreachableSince: number | undefined;
+	/** when a delivery last came from the platform: then it reaches the webhook */
+	heardAt = -Infinity;
+
+	/** What the platform answered about reaching the webhook at `at` (undefined: no answer). */
+	noteReach(reached: boolean | undefined, at: number): void {
+		if (reached === true) this.unreachableSince = undefined;
+		if (reached === false) this.unreachableSince ??= at;
+	}
+
+	/** A delivery came at `at`: the platform reaches the webhook. */
+	heardFromPlatform(at: number): void {
+		this.heardAt = Math.max(this.heardAt, at);
+		this.unreachableSince = undefined;
+	}
 
 	/**
 	 * The newest run mark known here, after taking in the one `staticData` holds: kept, because
@@ -80,6 +99,8 @@ export class ScopeRecovery {
 		this.unfinished = false;
 		this.newestMark = -Infinity;
 		this.ownMark = undefined;
+		this.unreachableSince = undefined;
+		this.heardAt = -Infinity;
 	}
 }
 

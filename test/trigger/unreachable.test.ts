@@ -1,0 +1,228 @@
+/**
+ * n8n keeps running but the platform cannot reach it for days (an expired certificate, a firewall
+ * rule): recovery must not redispatch the same completions again and again, nor spend the API key
+ * on them, and must recover every one once the platform reaches n8n again. An https n8n of the
+ * test's own runs the trigger; while "unreachable" it drops every connection, as a firewall does.
+ * Three days pass on moved clocks (n8n's and the platform's), one 15-minute check at a time. Runs
+ * under every reading of the platform (LP_SANDBOX_READING, scripts/run-tests.js).
+ */
+import { createServer as createHttpsServer, type Server } from 'node:https';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import type { IDataObject } from 'n8n-workflow';
+
+import { LearningPlatformTrigger } from '../../nodes/LearningPlatformTrigger/LearningPlatformTrigger.node';
+import {
+	RECOVERY_HORIZON_MS,
+	SETTLE_MS,
+} from '../../nodes/LearningPlatformTrigger/recovery/deliveryLog';
+import {
+	resetRecoveryState,
+	RESCAN_INTERVAL_MS,
+} from '../../nodes/LearningPlatformTrigger/recovery/schedule';
+import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
+import { useClock } from '../../nodes/shared/transport/clock';
+import { makeCertificates } from '../../scripts/n8n/tls-front';
+import { AheadClock } from '../support/fakeClock';
+import { runHook, runWebhook } from '../support/n8n';
+import { setUpTriggerTests, type TriggerTestContext } from './setup';
+
+const NODE_KEY = 'node:Learning Platform Trigger';
+const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
+const RECOVERING = { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: true } };
+const DAY = 24 * 60 * 60_000;
+const CHECKS_A_DAY = DAY / RESCAN_INTERVAL_MS;
+/**
+ * Three days at the sandbox's defaults; half a day under the other readings (LP_SANDBOX_READING),
+ * enough for a run to find the outage, the checks that only ask, and the recovery after it.
+ */
+const CHECKS = process.env.LP_SANDBOX_READING ? CHECKS_A_DAY / 2 : 3 * CHECKS_A_DAY;
+/** a completion every this many checks (two hours): 36 over the three days */
+const CHECKS_BETWEEN_COMPLETIONS = 8;
+
+jest.setTimeout(300_000);
+
+const trigger = new LearningPlatformTrigger();
+let t: TriggerTestContext;
+let n8n: Server;
+let n8nUrl: string;
+let reachable = false;
+/** the workflow's static data as n8n's database holds it */
+const database: IDataObject = {};
+/** executions started, per completion id, and when (n8n's clock) the last one started */
+const executions = new Map<number, number>();
+let lastExecutionAt = 0;
+let firstExecutionAt = Infinity;
+let time: AheadClock;
+
+beforeAll(async () => {
+	const certificates = await makeCertificates(
+		path.join(os.tmpdir(), `lp-unreachable-${process.pid}`),
+	);
+	t = await setUpTriggerTests('unreachable', { trustedCaPem: certificates.caCertPem });
+	n8n = createHttpsServer({ key: certificates.keyPem, cert: certificates.certPem }, (req, res) => {
+		// a firewall in the way: the connection is dropped before anything is read
+		if (!reachable) {
+			req.socket.destroy();
+			return;
+		}
+		const chunks: Buffer[] = [];
+		req.on('data', (chunk: Buffer) => chunks.push(chunk));
+		req.on('end', () => {
+			const headers = Object.fromEntries(
+				Object.entries(req.headers).map(([k, v]) => [k, String(v)]),
+			);
+			const rawBody = Buffer.concat(chunks);
+			void runWebhook(trigger, {
+				parameters: RECOVERING,
+				credentials: t.credentials,
+				staticData: database,
+				webhookBaseUrl: `${n8nUrl}/unreachable`,
+				headers,
+				rawBody,
+			}).then((run) => {
+				if (run.webhookResponse.workflowData) {
+					const { payload } = JSON.parse(rawBody.toString()) as {
+						payload: { completion: { id: number } };
+					};
+					const id = payload.completion.id;
+					executions.set(id, (executions.get(id) ?? 0) + 1);
+					lastExecutionAt = time.now();
+					firstExecutionAt = Math.min(firstExecutionAt, lastExecutionAt);
+				}
+				res.writeHead(run.response.statusCode, { 'content-type': 'application/json' });
+				res.end(run.response.body || '{}');
+			});
+		});
+	});
+	await new Promise<void>((resolve) => n8n.listen(0, '127.0.0.1', resolve));
+	n8nUrl = `https://127.0.0.1:${(n8n.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+	await retireAllNow();
+	n8n.closeAllConnections();
+	await new Promise((resolve) => n8n.close(resolve));
+	await t.close();
+});
+
+/** The trigger's recovery requests so far: log pages, redispatches, reachability questions. */
+async function recoveryRequests(subscriptionId: number) {
+	const requests = await t.sandbox.control.requests({ username: t.username });
+	return requests.filter(
+		(r) => r.path.includes(`/${subscriptionId}/logs`) || r.path.endsWith('/relay'),
+	);
+}
+
+test('unreachable for days while n8n runs: each missed completion redispatched at most once meanwhile, under 100 recovery requests a day; reachable again, every one runs once within 16 minutes', async () => {
+	resetRecoveryState();
+	const activation = {
+		credentials: t.credentials,
+		staticData: database,
+		webhookBaseUrl: `${n8nUrl}/unreachable`,
+	};
+	reachable = true;
+	await runHook(trigger, 'create', {
+		...activation,
+		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
+	});
+	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	reachable = false;
+
+	// n8n's clock and the platform's move together: short waits at once, each 15-minute check
+	// when the test releases it
+	time = new AheadClock();
+	time.offset = (await t.sandbox.control.getClock()).now - Date.now();
+	const gate: { release?: () => void } = {};
+	const restore = useClock({
+		now: () => time.now(),
+		sleep: async (ms: number) => {
+			if (ms < RESCAN_INTERVAL_MS) return await time.sleep(ms);
+			await new Promise<void>((resolve) => (gate.release = resolve));
+			time.offset += ms;
+			await t.sandbox.control.advanceClock(ms);
+		},
+	});
+	/** Lets the schedule make its next check, and resolves once it sleeps again after it. */
+	const nextCheck = async () => {
+		const deadline = Date.now() + 60_000;
+		while (gate.release === undefined) {
+			if (Date.now() > deadline) throw new Error('the schedule did not come round to sleep');
+			await new Promise((resolve) => setTimeout(resolve, 5));
+		}
+		const release = gate.release;
+		gate.release = undefined;
+		release();
+		while (gate.release === undefined) {
+			if (Date.now() > deadline) throw new Error('the check did not end');
+			await new Promise((resolve) => setTimeout(resolve, 5));
+		}
+	};
+	try {
+		const { result } = await runHook(trigger, 'checkExists', {
+			...activation,
+			parameters: RECOVERING,
+		});
+		expect(result).toBe(true);
+
+		/** when (n8n's clock) each missed completion was made */
+		const missedAt: number[] = [];
+		const requestsAtDayStart: number[] = [];
+		for (let check = 0; check < CHECKS; check++) {
+			if (check % CHECKS_A_DAY === 0)
+				requestsAtDayStart.push((await recoveryRequests(subscriptionId)).length);
+			if (check % CHECKS_BETWEEN_COMPLETIONS === 0) {
+				const before = (await t.sandbox.control.deliveries({ subscriptionId })).length;
+				await t.sandbox.control.simulateCompletion({});
+				await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 1, 10_000);
+				missedAt.push(time.now());
+				time.offset += SETTLE_MS;
+				await t.sandbox.control.advanceClock(SETTLE_MS);
+			}
+			await nextCheck();
+		}
+		const requests = await recoveryRequests(subscriptionId);
+		const perDay = [...requestsAtDayStart.slice(1), requests.length].map(
+			(total, day) => total - requestsAtDayStart[day],
+		);
+		// a "day" here is 96 checks, at least 24 hours: one question a check once the outage is
+		// known; the first day also holds the few runs that found it (their log pages and their
+		// redispatches, which failed)
+		console.log(`unreachable: recovery requests per day ${perDay.join(', ')}`);
+		expect(perDay[0]).toBeLessThanOrEqual(CHECKS_A_DAY + 12);
+		expect(Math.max(0, ...perDay.slice(1))).toBeLessThanOrEqual(100);
+		const redispatches = requests.filter((r) => r.path.endsWith('/redispatch')).length;
+		expect(redispatches).toBeLessThanOrEqual(missedAt.length);
+		expect(executions.size).toBe(0);
+
+		// the platform reaches n8n again, with no new completion to tell it: the next check finds it
+		reachable = true;
+		const backAt = time.now();
+		await nextCheck();
+		// every completion within recovery's reach (three days and an hour) when the run starts; an
+		// older one may run too, once
+		const withinReach = missedAt.filter(
+			(at) => time.now() - at < RECOVERY_HORIZON_MS - 30 * 60_000,
+		).length;
+		const missed = missedAt.length;
+		const deadline = Date.now() + 60_000;
+		while (executions.size < withinReach && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(executions.size).toBeGreaterThanOrEqual(withinReach);
+		expect([...executions.values()].every((count) => count === 1)).toBe(true);
+		// the check that finds it comes within 16 minutes; its run then goes at recovery's pace
+		expect(firstExecutionAt - backAt).toBeLessThanOrEqual(16 * 60_000);
+		console.log(
+			`unreachable: ${missed} missed, ${withinReach} within reach, ${executions.size} ran, the first ran ${Math.round((firstExecutionAt - backAt) / 60_000)} min and the last ${Math.round((lastExecutionAt - backAt) / 60_000)} min after the platform could reach n8n again`,
+		);
+
+		// and no completion runs twice from the checks that follow
+		await nextCheck();
+		await nextCheck();
+		expect([...executions.values()].every((count) => count === 1)).toBe(true);
+		await runHook(trigger, 'delete', { ...activation, parameters: RECOVERING });
+	} finally {
+		restore();
+		resetRecoveryState();
+	}
+});
