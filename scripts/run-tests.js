@@ -18,7 +18,7 @@ const extraArgs = process.argv.slice(2);
 
 const versions = require('./n8n/versions.json');
 const platformReadings = require('../test/trigger/readings.json').readings;
-const readingFiles = 'test/trigger/(recovery|unreachable|webhookTrigger)\\.test\\.ts$';
+const readingFiles = 'test/trigger/(recovery|recoveryCost|webhookTrigger)\\.test\\.ts$';
 
 // The whole e2e suite on the pinned n8n; on the other tested versions a named subset each (CI's
 // time budget, `subsets` in versions.json): its e2e files (`tests`) and, of the one-n8n file

@@ -26,6 +26,10 @@ export const STATIC_DATA_FIELDS = {
 		owner: 'recovery',
 		form: 'when a recovery run was last started for the node (epoch ms, number)',
 	},
+	recoveryJudgedTo: {
+		owner: 'recovery',
+		form: '`subscription36.id36`: every log entry of the subscription up to that id was judged and needs nothing (recovery/scopeRecovery.ts)',
+	},
 	redispatchedEntries: {
 		owner: 'recovery',
 		form: '`subscription36 id36.tries36.minute36 ...`: the redispatches asked for (recovery/redispatchMemory.ts)',

@@ -13,6 +13,11 @@ export const RECOVERY_HORIZON_MS = 73 * 60 * 60_000;
 export const SETTLE_MS = 30_000;
 /** A redispatch that failed again is tried again after this long. */
 export const REDISPATCH_AGAIN_AFTER_MS = 10 * 60_000;
+/**
+ * How long after a redispatch (or the platform's last attempt of it) its entry may still record
+ * a failure: the platform retries a redispatch on a schedule the spec does not show.
+ */
+export const OPEN_AFTER_REDISPATCH_MS = 6 * 60 * 60_000;
 
 export interface DeliveryLogEntry {
 	id: number;
@@ -87,3 +92,21 @@ export function listsOldestFirst(page: DeliveryLogEntry[]): boolean {
  */
 export const showsFailedRedispatch = (entry: DeliveryLogEntry, asked: boolean): boolean =>
 	asked || entry.redispatched === true || (entry.delivery_id ?? '') !== '';
+
+/**
+ * Whether an entry that needs nothing now (verdict `skip`) may need a redispatch later, so that a
+ * run cannot count it as judged for good: a failed redispatch waiting out its ten minutes, or a
+ * redispatch recent enough that the platform may still record its failure on the entry.
+ */
+export function mayNeedMore(
+	entry: DeliveryLogEntry,
+	now: number,
+	asked?: { tries: number; at: number },
+): boolean {
+	if (entry.success !== false) return false;
+	if (verdictOf(entry, now + REDISPATCH_AGAIN_AFTER_MS, asked) === 'redispatch') return true;
+	const updated = Date.parse(entry.updated_at ?? entry.created_at ?? '');
+	const askedLately = asked !== undefined && now - asked.at < OPEN_AFTER_REDISPATCH_MS;
+	const flaggedLately = entry.redispatched === true && now - updated < OPEN_AFTER_REDISPATCH_MS;
+	return askedLately || flaggedLately;
+}

@@ -42,25 +42,53 @@ export class LogReading {
 	/** the pages `currentEntry` read, and when */
 	private readonly reread = new Map<number, { page: ListPage | undefined; at: number }>();
 
-	constructor(private readonly readPage: LogPageReader) {}
+	/** listed oldest first: the log's last page as this reading found it */
+	lastPage: number | undefined;
 
 	/**
-	 * The subscription's log back to the horizon or the most a run reads, each entry once: entries
-	 * logged while the run reads push older ones onto the next page, where they come again.
+	 * `lastPageHint`: a log listed oldest first, its last page as an earlier reading found it;
+	 * this reading starts there (one request where the log grew by less than a page), not at page
+	 * 1 to learn the order and the last page (two).
 	 */
-	async entries(): Promise<DeliveryLogEntry[]> {
+	constructor(
+		private readonly readPage: LogPageReader,
+		private readonly lastPageHint?: number,
+	) {}
+
+	/**
+	 * Whether `entries` read all it was asked for: back to the horizon, to the entries judged
+	 * before, or to the log's end; not when it stopped at MAX_LOG_ENTRIES_READ or for the run's
+	 * limits.
+	 */
+	complete = false;
+
+	/**
+	 * The subscription's log back to the horizon, to the entries after `judgedUpTo` (every entry up
+	 * to that id was judged before and left nothing to do), or the most a run reads; each entry
+	 * once: entries logged while the run reads push older ones onto the next page, where they come
+	 * again.
+	 */
+	async entries(judgedUpTo = -Infinity): Promise<DeliveryLogEntry[]> {
 		const now = (this.readAt = clock().now());
 		const entries = new Map<number, DeliveryLogEntry>();
-		await this.readNewestFirst((page) => {
+		let reachedJudged = false;
+		let full = false;
+		const ended = await this.readNewestFirst((page) => {
 			let withinHorizon = 0;
 			for (const entry of page) {
+				if (entry.id <= judgedUpTo) {
+					reachedJudged = true;
+					continue;
+				}
 				entries.set(entry.id, entry);
 				const created = Date.parse(entry.created_at ?? '');
 				if (Number.isNaN(created) || now - created <= RECOVERY_HORIZON_MS) withinHorizon++;
 			}
-			// newest first: a page wholly beyond the horizon ends the search
-			return entries.size >= MAX_LOG_ENTRIES_READ || withinHorizon === 0;
+			full = entries.size >= MAX_LOG_ENTRIES_READ;
+			// newest first: a page wholly beyond the horizon, or reaching what was judged, ends it
+			return full || reachedJudged || withinHorizon === 0;
 		});
+		this.complete = ended && !full;
 		return [...entries.values()];
 	}
 
@@ -99,30 +127,56 @@ export class LogReading {
 	/**
 	 * Reads the log newest first, whatever order the platform lists it in, a page at a time, until
 	 * `stop` says so or the log ends: oldest first, the newest are on the last page. Notes the page
-	 * each entry was on.
+	 * each entry was on. False when a page could not be read (the run's requests spent).
 	 */
-	private async readNewestFirst(stop: (page: DeliveryLogEntry[]) => boolean): Promise<void> {
-		const first = await this.readPage(1);
-		if (first === undefined) return;
+	private async readNewestFirst(stop: (page: DeliveryLogEntry[]) => boolean): Promise<boolean> {
+		let ended = true;
 		const seen = (page: ListPage | undefined, number: number) => {
-			if (page === undefined) return true;
+			if (page === undefined) {
+				ended = false;
+				return true;
+			}
 			const entries = entriesOf(page);
 			for (const entry of entries) this.pageOf.set(entry.id, number);
 			return stop(this.oldestFirst ? entries.reverse() : entries);
 		};
+		const hint = this.lastPageHint ?? 1;
+		const hinted = hint > 1 ? await this.readPage(hint) : undefined;
+		if (hinted !== undefined && listsOldestFirst(entriesOf(hinted)) && hinted.lastPage) {
+			// the page that was the last one: the newest are on it or after it, read back from there
+			this.oldestFirst = true;
+			await this.readBackwards(new Map([[hint, hinted]]), hinted.lastPage, seen);
+			return ended;
+		}
+		const first = await this.readPage(1);
+		if (first === undefined) return false;
 		this.oldestFirst = listsOldestFirst(entriesOf(first)) && first.lastPage !== undefined;
 		if (this.oldestFirst) {
-			// the last page first, back to the first, which was read already
-			await followPages(Math.max(first.lastPage ?? 1, 1), async (number: number) => {
-				const page = number === 1 ? first : await this.readPage(number);
-				return seen(page, number) || number === 1 ? undefined : number - 1;
-			});
-			return;
+			await this.readBackwards(new Map([[1, first]]), first.lastPage ?? 1, seen);
+			return ended;
 		}
 		await followPages({ page: first, number: 1 }, async ({ page, number }) => {
 			if (seen(page, number) || page.nextPage === undefined) return undefined;
 			const next = await this.readPage(page.nextPage);
+			if (next === undefined) ended = false;
 			return next === undefined ? undefined : { page: next, number: page.nextPage };
+		});
+		return ended;
+	}
+
+	/**
+	 * A log listed oldest first, from its last page back (pages in `read` were read already) until
+	 * `seen` says stop. Notes the last page, for the next reading's hint.
+	 */
+	private async readBackwards(
+		read: Map<number, ListPage>,
+		lastPage: number,
+		seen: (page: ListPage | undefined, number: number) => boolean,
+	): Promise<void> {
+		this.lastPage = Math.max(lastPage, 1);
+		await followPages(this.lastPage, async (number: number) => {
+			const page = read.get(number) ?? (await this.readPage(number));
+			return seen(page, number) || number === 1 ? undefined : number - 1;
 		});
 	}
 }

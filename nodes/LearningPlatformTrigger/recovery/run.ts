@@ -4,6 +4,7 @@
 // runs happen: schedule.ts. Why: docs/design.md, "Missed deliveries".
 import { clock, type ListPage } from '../../shared/transport';
 import {
+	mayNeedMore,
 	SETTLE_MS,
 	showsFailedRedispatch,
 	untouchedSince,
@@ -44,6 +45,23 @@ export interface RunTally {
 	unfinished?: boolean;
 	/** the run stopped: a redispatch had failed, and the platform still does not reach n8n */
 	unreachable?: boolean;
+	/**
+	 * Every entry up to this id is judged: the run read them all (back to the horizon or to the
+	 * `judgedUpTo` it was given), and none needs, or may come to need, anything. Undefined when the
+	 * run read the log only in part.
+	 */
+	judgedUpTo?: number;
+	/** listed oldest first: the log's last page, as the run read it (`LogReading`) */
+	lastPage?: number;
+}
+
+/** What a run is told besides its log: see `RecoveryRun`. */
+export interface RunOptions {
+	reaches?: ReachQuestion;
+	/** every entry up to this id was judged by an earlier run: the run reads only what is newer */
+	judgedUpTo?: number;
+	/** listed oldest first: the log's last page as the last run read it (`LogReading`) */
+	lastPage?: number;
 }
 
 /**
@@ -95,14 +113,15 @@ export class RecoveryRun {
 	/**
 	 * `superseded` is asked before each pass and each redispatch: once it says yes (another
 	 * process's later run covers what is left), the run stops. `asked` is what was asked for
-	 * before (read and added to). `reaches` is asked before a redispatch follows one that failed.
+	 * before (read and added to). `options.reaches` is asked before a redispatch follows one that
+	 * failed.
 	 */
 	constructor(
 		private readonly api: DeliveryLogApi,
 		private readonly subscriptionId: number,
 		private readonly superseded: () => boolean = () => false,
 		private readonly asked: Redispatches = new Map(),
-		private readonly reaches?: ReachQuestion,
+		private readonly options: RunOptions = {},
 	) {}
 
 	async recover(): Promise<RunTally> {
@@ -113,12 +132,15 @@ export class RecoveryRun {
 	private async passes(): Promise<void> {
 		for (let pass = 1; pass <= PASSES; pass++) {
 			if (this.superseded()) return this.end('superseded');
-			const log = new LogReading(async (number) => await this.readPage(number));
-			const entries = await log.entries();
+			const hint = this.tally.lastPage ?? this.options.lastPage;
+			const log = new LogReading(async (number) => await this.readPage(number), hint);
+			const entries = await log.entries(this.options.judgedUpTo);
 			this.tally.read += entries.length;
+			this.tally.lastPage = log.lastPage;
 			// a log read only in part (the run's requests spent) is judged by the next run
 			if (this.tally.unfinished) return;
-			const { candidates, unsettled } = this.candidatesIn(entries);
+			const { candidates, unsettled, oldestOpen } = this.candidatesIn(entries);
+			this.noteJudged(log, entries, oldestOpen);
 			if (!(await this.redispatchAll(candidates, log))) return;
 			if (unsettled === 0 || pass === PASSES) return;
 			await clock().sleep(SETTLE_MS);
@@ -129,18 +151,38 @@ export class RecoveryRun {
 		this.tally[why] = true;
 	}
 
-	/** The entries to redispatch now that this run has not asked for, and how many are settling. */
+	/** After a pass that read all it was to read: judged up to the oldest entry still open. */
+	private noteJudged(log: LogReading, entries: DeliveryLogEntry[], oldestOpen: number): void {
+		if (!log.complete) return (this.tally.judgedUpTo = undefined);
+		const newest = Math.max(
+			this.options.judgedUpTo ?? -Infinity,
+			...entries.map((entry) => entry.id),
+		);
+		const judged = Math.min(newest, oldestOpen - 1);
+		this.tally.judgedUpTo = Number.isFinite(judged) ? judged : undefined;
+	}
+
+	/**
+	 * The entries to redispatch now that this run has not asked for, how many are settling, and
+	 * the oldest entry that needs or may come to need something (those two, the entries asked for
+	 * by this run, and `mayNeedMore`).
+	 */
 	private candidatesIn(entries: DeliveryLogEntry[]) {
 		const now = clock().now();
 		const candidates: DeliveryLogEntry[] = [];
 		let unsettled = 0;
+		let oldestOpen = Infinity;
 		for (const entry of finalFailures(entries, (id) => this.asked.has(id))) {
-			if (this.done.has(entry.id)) continue;
-			const verdict = verdictOf(entry, now, this.asked.get(entry.id));
+			const asked = this.asked.get(entry.id);
+			const verdict = this.done.has(entry.id) ? 'skip' : verdictOf(entry, now, asked);
 			if (verdict === 'redispatch') candidates.push(entry);
-			if (verdict === 'unsettled') unsettled++;
+			// an entry still without an attempt is a delivery under way, judged by the next run
+			if (verdict === 'unsettled' && (entry.tries ?? 0) > 0) unsettled++;
+			const open =
+				verdict !== 'skip' || this.done.has(entry.id) || mayNeedMore(entry, now, asked);
+			if (open) oldestOpen = Math.min(oldestOpen, entry.id);
 		}
-		return { candidates, unsettled };
+		return { candidates, unsettled, oldestOpen };
 	}
 
 	/** Takes up `candidates` in turn; false once the run stops among them. */
@@ -206,13 +248,14 @@ export class RecoveryRun {
 	 * Deliveries that failed only while n8n was down go without asking.
 	 */
 	private async platformReaches(candidates: DeliveryLogEntry[]): Promise<boolean> {
-		if (this.reaches === undefined || this.reached !== undefined) return this.reached !== false;
+		const { reaches } = this.options;
+		if (reaches === undefined || this.reached !== undefined) return this.reached !== false;
 		const failedAgain = candidates.some((entry) =>
 			showsFailedRedispatch(entry, this.asked.has(entry.id)),
 		);
 		if (!failedAgain) return true;
 		if (!(await this.takeTurn())) return false;
-		this.reached = (await this.reaches()) !== false;
+		this.reached = (await reaches()) !== false;
 		if (!this.reached) this.end('unreachable');
 		return this.reached;
 	}
@@ -244,7 +287,7 @@ export async function recoverMissedDeliveries(
 	subscriptionId: number,
 	superseded?: () => boolean,
 	asked?: Redispatches,
-	reaches?: ReachQuestion,
+	options?: RunOptions,
 ): Promise<RunTally> {
-	return await new RecoveryRun(api, subscriptionId, superseded, asked, reaches).recover();
+	return await new RecoveryRun(api, subscriptionId, superseded, asked, options).recover();
 }

@@ -71,6 +71,8 @@ export function noteRecoveryMark(
 ): void {
 	const scope = scopeOf(context);
 	recoveryOf(scope).learnMark(staticData);
+	// learnt only: this delivery's save carries nothing new
+	recoveryOf(scope).shareJudged({ ...staticData }, subscriptionId);
 	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
 }
 
@@ -89,10 +91,15 @@ async function runOnce(
 	try {
 		const superseded = () => mark !== undefined && recovery.superseded(mark);
 		const asked = redispatchesOf(host.scope, subscriptionId);
-		const reaches = reachQuestion(host, recovery);
-		const run = await recoverMissedDeliveries(host.api, subscriptionId, superseded, asked, reaches);
+		const run = await recoverMissedDeliveries(host.api, subscriptionId, superseded, asked, {
+			reaches: reachQuestion(host, recovery),
+			judgedUpTo: recovery.unfinished ? undefined : recovery.judgedUpTo(subscriptionId),
+			lastPage: recovery.lastLogPage,
+		});
+		recovery.lastLogPage = run.lastPage;
 		// a run that gave way to another is judged again by the next, however the newest page looks
 		recovery.unfinished = run.unfinished === true || run.yielded === true;
+		if (run.judgedUpTo !== undefined) recovery.judge(subscriptionId, run.judgedUpTo);
 		const note =
 			run.redispatched + run.failed > 0
 				? await sendRedispatchNote(host, subscriptionId)
@@ -158,9 +165,11 @@ function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
 						await runOnce(host, subscriptionId, 'the platform reaches n8n again');
 					continue;
 				}
-				const newest = recovery.unfinished
-					? undefined
-					: await newestLogPage(async (page) => await host.api.logPage(subscriptionId, page));
+				// with the log judged up to an entry, a run reads only the newer ones: as cheap as a look
+				const newest =
+					recovery.unfinished || recovery.judgedUpTo(subscriptionId) !== undefined
+						? undefined
+						: await newestLogPage(async (page) => await host.api.logPage(subscriptionId, page));
 				if (!newest || newest.some((entry) => entry.success === false))
 					await runOnce(host, subscriptionId, why);
 			} catch (error) {
@@ -197,6 +206,7 @@ export function recoverAfterActivation(
 	const host = recoveryHost(context);
 	const mark = clock().now();
 	recoveryOf(host.scope).markRun(staticData, mark);
+	recoveryOf(host.scope).shareJudged(staticData, subscriptionId);
 	shareRedispatches(host.scope, staticData, subscriptionId, mark, true);
 	const url = host.webhook.url() ?? '';
 	void (async () => {
@@ -230,6 +240,7 @@ export function recoverFromDelivery(
 	// this process has
 	if (newest > Number(readField(staticData, 'recoveryScannedAt') ?? -Infinity))
 		writeField(staticData, 'recoveryScannedAt', newest);
+	recovery.shareJudged(staticData, subscriptionId);
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);

@@ -32,6 +32,40 @@ export class ScopeRecovery {
 	unreachableSince: number | undefined;
 	/** when a delivery last came from the platform: then it reaches the webhook */
 	heardAt = -Infinity;
+	/** listed oldest first: the log's last page as the last run here read it */
+	lastLogPage: number | undefined;
+	/**
+	 * Every entry of the subscription's log up to `upTo` was read by a run that found nothing
+	 * there that needs, or may come to need, anything (run.ts, `judged`): later runs read only the
+	 * newer entries. Only grows; shared through the static data like the marks.
+	 */
+	private judged: { subscriptionId: number; upTo: number } | undefined;
+
+	/** The id up to which the log of `subscriptionId` was judged, if it was. */
+	judgedUpTo(subscriptionId: number): number | undefined {
+		return this.judged?.subscriptionId === subscriptionId ? this.judged.upTo : undefined;
+	}
+
+	/** A run judged the log of `subscriptionId` up to `upTo`. */
+	judge(subscriptionId: number, upTo: number): void {
+		const known = this.judgedUpTo(subscriptionId);
+		if (known === undefined || upTo > known) this.judged = { subscriptionId, upTo };
+	}
+
+	/**
+	 * Takes in what `staticData` says was judged of the log of `subscriptionId`, and writes back
+	 * the furthest this process knows (n8n saves it with the delivery).
+	 */
+	shareJudged(staticData: IDataObject, subscriptionId: number): void {
+		const stored = String(readField(staticData, 'recoveryJudgedTo') ?? '');
+		const [sub, upTo] = stored.split('.').map((part) => parseInt(part, 36));
+		if (sub === subscriptionId && Number.isFinite(upTo)) this.judge(subscriptionId, upTo);
+		const known = this.judgedUpTo(subscriptionId);
+		if (known === undefined) return;
+		const text = `${subscriptionId.toString(36)}.${known.toString(36)}`;
+		// written only when it changes: n8n saves the static data when anything is written
+		if (text !== stored) writeField(staticData, 'recoveryJudgedTo', text);
+	}
 
 	/** What the platform answered about reaching the webhook at `at` (undefined: no answer). */
 	noteReach(reached: boolean | undefined, at: number): void {
@@ -101,6 +135,8 @@ export class ScopeRecovery {
 		this.ownMark = undefined;
 		this.unreachableSince = undefined;
 		this.heardAt = -Infinity;
+		this.judged = undefined;
+		this.lastLogPage = undefined;
 	}
 }
 

@@ -26,7 +26,12 @@ import { useClock } from '../../nodes/shared/transport/clock';
 import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { AheadClock } from '../support/fakeClock';
 import { runHook, runWebhook } from '../support/n8n';
-import { setUpTriggerTests, type TriggerTestContext } from './setup';
+import {
+	DELIVERY_TIMEOUT_MS,
+	platformReading,
+	setUpTriggerTests,
+	type TriggerTestContext,
+} from './setup';
 
 const NODE_KEY = 'node:Learning Platform Trigger';
 const COMPLETION_CREATED = 'Events\\Courses\\Completion_created';
@@ -54,6 +59,8 @@ const database: IDataObject = {};
 const executions = new Map<number, number>();
 let lastExecutionAt = 0;
 let firstExecutionAt = Infinity;
+/** deliveries acknowledged as repeats (the sandbox may complete one course twice alike) */
+let repeats = 0;
 let time: AheadClock;
 
 beforeAll(async () => {
@@ -82,6 +89,7 @@ beforeAll(async () => {
 				headers,
 				rawBody,
 			}).then((run) => {
+				if (run.response.body.includes('"repeated":true')) repeats++;
 				if (run.webhookResponse.workflowData) {
 					const { payload } = JSON.parse(rawBody.toString()) as {
 						payload: { completion: { id: number } };
@@ -114,23 +122,11 @@ async function recoveryRequests(subscriptionId: number) {
 	);
 }
 
-test('unreachable for days while n8n runs: each missed completion redispatched at most once meanwhile, under 100 recovery requests a day; reachable again, every one runs once within 16 minutes', async () => {
-	resetRecoveryState();
-	const activation = {
-		credentials: t.credentials,
-		staticData: database,
-		webhookBaseUrl: `${n8nUrl}/unreachable`,
-	};
-	reachable = true;
-	await runHook(trigger, 'create', {
-		...activation,
-		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
-	});
-	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
-	reachable = false;
-
-	// n8n's clock and the platform's move together: short waits at once, each 15-minute check
-	// when the test releases it
+/**
+ * n8n's clock and the platform's, moved together: short waits at once, each 15-minute sleep (the
+ * schedule's) until the test lets the next check come (`nextCheck`), or moved by `pass`.
+ */
+async function movedClocks() {
 	time = new AheadClock();
 	time.offset = (await t.sandbox.control.getClock()).now - Date.now();
 	const gate: { release?: () => void } = {};
@@ -158,6 +154,30 @@ test('unreachable for days while n8n runs: each missed completion redispatched a
 			await new Promise((resolve) => setTimeout(resolve, 5));
 		}
 	};
+	/** Time passes on both clocks, the schedule's sleep left as it is. */
+	const pass = async (ms: number) => {
+		time.offset += ms;
+		await t.sandbox.control.advanceClock(ms);
+	};
+	return { nextCheck, pass, restore };
+}
+
+test('unreachable for days while n8n runs: each missed completion redispatched at most once meanwhile, under 100 recovery requests a day; reachable again, every one runs once within 16 minutes', async () => {
+	resetRecoveryState();
+	const activation = {
+		credentials: t.credentials,
+		staticData: database,
+		webhookBaseUrl: `${n8nUrl}/unreachable`,
+	};
+	reachable = true;
+	await runHook(trigger, 'create', {
+		...activation,
+		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
+	});
+	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	reachable = false;
+
+	const { nextCheck, restore } = await movedClocks();
 	try {
 		const { result } = await runHook(trigger, 'checkExists', {
 			...activation,
@@ -222,6 +242,62 @@ test('unreachable for days while n8n runs: each missed completion redispatched a
 		expect([...executions.values()].every((count) => count === 1)).toBe(true);
 		await runHook(trigger, 'delete', { ...activation, parameters: RECOVERING });
 	} finally {
+		restore();
+		resetRecoveryState();
+	}
+});
+
+test('steady traffic with nothing failing: each quarter hour recovery reads only the entries logged since it last looked, one page', async () => {
+	resetRecoveryState();
+	for (const key of Object.keys(database)) delete database[key];
+	executions.clear();
+	repeats = 0;
+	reachable = true;
+	const activation = {
+		credentials: t.credentials,
+		staticData: database,
+		webhookBaseUrl: `${n8nUrl}/steady`,
+	};
+	await runHook(trigger, 'create', { ...activation, parameters: RECOVERING });
+	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	const { pass, restore } = await movedClocks();
+	// nothing fails: a loaded machine's slow answer is waited for
+	await t.sandbox.control.setConfig({ deliveryTimeoutMs: 30_000 });
+	try {
+		const logReads: number[] = [];
+		let made = 0;
+		for (let quarter = 0; quarter < 8; quarter++) {
+			await pass(RESCAN_INTERVAL_MS);
+			const before = (await recoveryRequests(subscriptionId)).length;
+			// 60 a quarter hour, about 5,800 a day; the first delivery of each sets a run off
+			for (let i = 0; i < 60; i += 20)
+				await Promise.all(
+					Array.from({ length: 20 }, () => t.sandbox.control.simulateCompletion({})),
+				);
+			made += 60;
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, made, 30_000);
+			// the run goes in the background, a few seconds (on n8n's clock) after the delivery
+			let settled = -1;
+			for (let stable = 0; stable < 5; ) {
+				await new Promise((resolve) => setTimeout(resolve, 100));
+				const now = (await recoveryRequests(subscriptionId)).length;
+				stable = now === settled ? stable + 1 : 0;
+				settled = now;
+			}
+			logReads.push(settled - before);
+		}
+		console.log(`steady traffic: log requests per quarter hour ${logReads.join(', ')}`);
+		const executed = [...executions.values()].reduce((sum, count) => sum + count, 0);
+		expect(executed + repeats).toBe(made);
+		// the first quarters read what there is (the log starts empty); later ones only what is
+		// new: newest first, one page; oldest first, the page that was the last and, when the new
+		// entries run onto the next, that one too
+		const mostPages = platformReading.logOrder === 'oldestFirst' ? 2 : 1;
+		expect(Math.max(...logReads.slice(2))).toBeLessThanOrEqual(mostPages);
+		expect(Math.min(...logReads.slice(2))).toBeGreaterThanOrEqual(1);
+		await runHook(trigger, 'delete', { ...activation, parameters: RECOVERING });
+	} finally {
+		await t.sandbox.control.setConfig({ deliveryTimeoutMs: DELIVERY_TIMEOUT_MS });
 		restore();
 		resetRecoveryState();
 	}
