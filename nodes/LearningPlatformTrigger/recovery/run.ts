@@ -178,8 +178,7 @@ export class RecoveryRun {
 			if (verdict === 'redispatch') candidates.push(entry);
 			// an entry still without an attempt is a delivery under way, judged by the next run
 			if (verdict === 'unsettled' && (entry.tries ?? 0) > 0) unsettled++;
-			const open =
-				verdict !== 'skip' || this.done.has(entry.id) || mayNeedMore(entry, now, asked);
+			const open = verdict !== 'skip' || this.done.has(entry.id) || mayNeedMore(entry, now, asked);
 			if (open) oldestOpen = Math.min(oldestOpen, entry.id);
 		}
 		return { candidates, unsettled, oldestOpen };
