@@ -9,7 +9,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { apiRequest, listPage, type ListPage } from '../../shared/transport';
+import { apiRequest, keyUseOf, listPage, type KeyUse, type ListPage } from '../../shared/transport';
 import {
 	probeWebhook,
 	readStoredSubscription,
@@ -24,6 +24,8 @@ export interface DeliveryLogApi {
 	logPage(subscriptionId: number, page: number): Promise<ListPage>;
 	/** has the platform redispatch a logged delivery (spec operation 14); its answer */
 	redispatch(subscriptionId: number, entryId: number): Promise<{ data?: IDataObject } | undefined>;
+	/** the API key's window as this process sees it (recovery's share of the key, pace.ts) */
+	keyUse(): Promise<KeyUse | undefined>;
 }
 
 /** The operator's log lines about recovery, each naming the workflow. */
@@ -68,6 +70,8 @@ export function deliveryLogApi(context: Context): DeliveryLogApi {
 				'webhook',
 				`/${subscriptionId}/logs/${entryId}/redispatch`,
 			)) as { data?: IDataObject } | undefined,
+		// without a usable credential the run's first request fails and says why
+		keyUse: async () => await keyUseOf(context).catch(() => undefined),
 	};
 }
 
