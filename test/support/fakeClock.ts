@@ -61,3 +61,37 @@ export async function withAheadClock<T>(
 		restore();
 	}
 }
+
+/**
+ * A clock for several waiters at once (simulated processes): `sleep` resolves when `run` has moved
+ * the clock to its end, earliest first, once everything that was not sleeping has settled. Unlike
+ * FakeClock, two sleeps side by side overlap instead of adding up.
+ */
+export class EventClock implements Clock {
+	private readonly timers: Array<{ at: number; seq: number; wake: () => void }> = [];
+	private seq = 0;
+	constructor(public at = 0) {}
+
+	now() {
+		return this.at;
+	}
+
+	async sleep(ms: number) {
+		await new Promise<void>((wake) => {
+			this.timers.push({ at: this.at + Math.max(0, ms), seq: this.seq++, wake });
+		});
+	}
+
+	/** Moves time on, sleep by sleep, until `until` or until nothing sleeps. */
+	async run(until: number) {
+		for (;;) {
+			await new Promise((resolve) => setImmediate(resolve));
+			this.timers.sort((a, b) => a.at - b.at || a.seq - b.seq);
+			const next = this.timers[0];
+			if (next === undefined || next.at > until) return;
+			this.timers.shift();
+			this.at = Math.max(this.at, next.at);
+			next.wake();
+		}
+	}
+}

@@ -124,3 +124,29 @@ test('a cancelled execution stops waiting', async () => {
 	// it gave up after two chunks, long before the window
 	expect(time.now()).toBeLessThan(WINDOW_MS);
 });
+
+describe("keyUse: the key as this process sees it, for recovery's share", () => {
+	test('nothing known: the default limit, nothing used', () => {
+		expect(limiter.keyUse('user-k')).toEqual({ limit: 60, ours: 0, others: 0 });
+	});
+
+	test("others' requests from the last Remaining are held a whole window after that answer, then no longer known", async () => {
+		const ticket = await limiter.acquireSlot('user-k');
+		// 60 allowed, 45 left after ours: 14 are others'
+		limiter.recordAnswer(ticket, ok(60, 45));
+		expect(limiter.keyUse('user-k')).toEqual({ limit: 60, ours: 1, others: 14 });
+		time.at = WINDOW_MS - 1;
+		expect(limiter.keyUse('user-k').others).toBe(14);
+		time.at = WINDOW_MS;
+		expect(limiter.keyUse('user-k').others).toBe(0);
+	});
+
+	test('a 429 makes the whole key used while it blocks', async () => {
+		const ticket = await limiter.acquireSlot('user-k');
+		limiter.recordAnswer(ticket, {
+			status: 429,
+			headers: { 'x-ratelimit-limit': '60', 'retry-after': '10' },
+		});
+		expect(limiter.keyUse('user-k')).toEqual({ limit: 60, ours: 0, others: 60 });
+	});
+});

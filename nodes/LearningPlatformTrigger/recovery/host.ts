@@ -9,7 +9,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
-import { apiRequest, listPage, type ListPage } from '../../shared/transport';
+import { apiRequest, keyUseOf, listPage, type KeyUse, type ListPage } from '../../shared/transport';
 import {
 	probeWebhook,
 	readStoredSubscription,
@@ -30,6 +30,8 @@ export interface DeliveryLogApi {
 	 * reachability.ts); undefined when it does not tell, the request failing included.
 	 */
 	reaches(url: string): Promise<boolean | undefined>;
+	/** the API key's window as this process sees it (recovery's share of the key, pace.ts) */
+	keyUse(): Promise<KeyUse | undefined>;
 }
 
 /** The operator's log lines about recovery, each naming the workflow. */
@@ -83,6 +85,8 @@ export function deliveryLogApi(context: Context): DeliveryLogApi {
 				return undefined;
 			}
 		},
+		// without a usable credential the run's first request fails and says why
+		keyUse: async () => await keyUseOf(context).catch(() => undefined),
 	};
 }
 

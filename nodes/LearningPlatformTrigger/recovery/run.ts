@@ -274,7 +274,7 @@ export class RecoveryRun {
 			this.end('unfinished');
 			return false;
 		}
-		await recoveryTurn();
+		await recoveryTurn(async () => await this.api.keyUse());
 		this.tally.requests++;
 		return true;
 	}

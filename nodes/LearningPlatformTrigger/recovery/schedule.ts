@@ -134,7 +134,7 @@ function reachQuestion(host: RecoveryHost, recovery: ScopeRecovery): ReachQuesti
 async function reachesAgain(host: RecoveryHost, recovery: ScopeRecovery): Promise<boolean> {
 	const ask = reachQuestion(host, recovery);
 	if (ask === undefined) return true;
-	await recoveryTurn();
+	await recoveryTurn(async () => await host.api.keyUse());
 	return (await ask()) !== false;
 }
 

@@ -9,7 +9,9 @@ export { apiKeyExpired } from './config';
 export type { LearningPlatformContext } from './context';
 export { testLearningPlatformCredential } from './credentialTest';
 export { followPages, listAll, listPage, readList, type ListPage } from './paging';
+export type { KeyUse } from './rateLimiter';
 export { apiRequest, statusOf } from './request';
+export { keyUseOf } from './settings';
 export { exchangeRefreshToken } from './tokenExchange';
 export { withUserAgent } from './userAgent';
 export {

@@ -19,6 +19,12 @@ interface Bucket {
 	stamps: number[];
 	/** requests made by others, as seen in the last `X-RateLimit-Remaining` */
 	external: { count: number; at: number } | null;
+	/**
+	 * others' requests as last seen, for `keyUse`, also after a 429 (the key full) and when
+	 * `external` is dropped to let a request find out whether they left: until an answer tells,
+	 * they are still there as far as this process knows
+	 */
+	seen: { count: number; at: number } | null;
 	/** no request may start before this (set by a 429) */
 	blockedUntil: number;
 	/** resolves when the first request's answer has taught us the limit */
@@ -33,6 +39,16 @@ function prune(bucket: Bucket, now: number) {
 	while (bucket.stamps.length && bucket.stamps[0] + WINDOW_MS + EDGE_MARGIN_MS <= now)
 		bucket.stamps.shift();
 	if (bucket.external && now - bucket.external.at >= WINDOW_MS) bucket.external = null;
+}
+
+/** One API key's window as this process sees it (`RateLimiter.keyUse`). */
+export interface KeyUse {
+	/** requests a minute the key allows (`X-Ratelimit-Limit`; the default until an answer tells) */
+	limit: number;
+	/** this process's requests in the window, those in flight included */
+	ours: number;
+	/** everyone else's (other n8n processes, other tools), as the last answer showed them */
+	others: number;
 }
 
 /** A slot taken for one request. */
@@ -180,6 +196,8 @@ export class RateLimiter {
 				blockedFor = 5_000 + jitter(1_000);
 			}
 			bucket.blockedUntil = Math.max(bucket.blockedUntil, now + blockedFor);
+			// the key is full: all of it that is not ours is others'
+			bucket.seen = { count: Math.max(0, bucket.limit - bucket.stamps.length), at: now };
 		} else {
 			const remaining = Number(headerValue(answer.headers, 'x-ratelimit-remaining'));
 			if (Number.isInteger(remaining) && remaining >= 0) {
@@ -187,6 +205,7 @@ export class RateLimiter {
 				// so this never over-estimates because of ordering)
 				const others = bucket.limit - remaining - bucket.stamps.length;
 				bucket.external = others > 0 ? { count: others, at: now } : null;
+				bucket.seen = { count: Math.max(0, others), at: now };
 			}
 		}
 		finishLearning(bucket, ticket);
@@ -205,6 +224,24 @@ export class RateLimiter {
 		finishLearning(this.bucketFor(ticket.key), ticket);
 	}
 
+	/**
+	 * How the key's window looks from this process now, for a caller that shares the key with
+	 * others (recovery's share, LearningPlatformTrigger/recovery/pace.ts). Reads; changes nothing.
+	 * Others' requests are held at their count for a whole window after the answer that showed
+	 * them, as each of them may still be in the window until then; while a 429 blocks the key, all
+	 * of it counts as used.
+	 */
+	keyUse(key: string): KeyUse {
+		const bucket = this.buckets.get(key);
+		if (!bucket) return { limit: DEFAULT_LIMIT_PER_MINUTE, ours: 0, others: 0 };
+		const now = this.time().now();
+		const ours = bucket.stamps.filter((at) => now - at < WINDOW_MS + EDGE_MARGIN_MS).length;
+		if (bucket.blockedUntil > now)
+			return { limit: bucket.limit, ours, others: Math.max(0, bucket.limit - ours) };
+		const seen = bucket.seen && now - bucket.seen.at < WINDOW_MS ? bucket.seen.count : 0;
+		return { limit: bucket.limit, ours, others: seen };
+	}
+
 	/** Forgets every bucket. */
 	reset(): void {
 		for (const bucket of this.buckets.values()) bucket.finishLearning?.();
@@ -219,6 +256,7 @@ export class RateLimiter {
 				limitKnown: false,
 				stamps: [],
 				external: null,
+				seen: null,
 				blockedUntil: 0,
 				learning: null,
 				finishLearning: null,
@@ -252,6 +290,11 @@ export function releaseSlot(ticket: RateTicket): void {
 
 export function settleSlot(ticket: RateTicket): void {
 	processLimiter.settleSlot(ticket);
+}
+
+/** The key's window as this process sees it: `RateLimiter.keyUse`. */
+export function keyUse(key: string): KeyUse {
+	return processLimiter.keyUse(key);
 }
 
 /** For tests: forget every bucket. */

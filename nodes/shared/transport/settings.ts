@@ -3,8 +3,14 @@
 // database read and a decryption. The run's context object is the cache key.
 import type { ICredentialDataDecryptedObject } from 'n8n-workflow';
 
-import { CREDENTIAL_TYPE, connectionSettings, type ConnectionSettings } from './config';
+import {
+	CREDENTIAL_TYPE,
+	connectionSettings,
+	rateLimitKey,
+	type ConnectionSettings,
+} from './config';
 import type { LearningPlatformContext } from './context';
+import { keyUse, type KeyUse } from './rateLimiter';
 import { scrubSecrets } from './secrets';
 import { apiFailure, incompleteConnection, noCredential } from './wording';
 
@@ -36,4 +42,12 @@ export async function connectionFor(
 	}
 	settingsByRun.set(ctx, settings);
 	return settings;
+}
+
+/**
+ * The window of the API key the run's credential names, as this process sees it (rateLimiter.ts
+ * `keyUse`): for callers that must leave most of the key to others (recovery's share).
+ */
+export async function keyUseOf(ctx: LearningPlatformContext): Promise<KeyUse> {
+	return keyUse(rateLimitKey(await connectionFor(ctx)));
 }
