@@ -24,7 +24,8 @@ const readingFiles = 'test/trigger/(recovery|recoveryCost|webhookTrigger)\\.test
 // time budget, `subsets` in versions.json): its e2e files (`tests`) and, of the one-n8n file
 // (instance.test.ts), its suites. 1.x, the most different, runs the packed package loading and
 // running, every action operation, the error wording, both triggers, the tools for AI agents and
-// MCP, and rotation; the next 2.x minor what changes between minors: loading, the triggers'
+// MCP, rotation, and a restart with another WEBHOOK_URL (1.x moves the subscription at start-up,
+// 2.x does not); the next 2.x minor what changes between minors: loading, the triggers'
 // lifecycle (publication) and n8n's AI pieces.
 const subsetRun = (version) => {
 	const { tests, suites } = versions.subsets[version];
