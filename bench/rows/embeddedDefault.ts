@@ -18,7 +18,8 @@
  *
  * Size: LP_BENCH_EMBEDDED_EVENTS (events per phase, default 500 as in 4b/4c), _PHASES (per
  * receiver, default 2), _WARM_UP (deliveries per receiver before the phases, default 100),
- * _TRIGGERS (trigger workflows in the last part, default 5; 1 skips it). Settings:
+ * _TRIGGERS (trigger workflows in the last part, default 5; 1 skips it), _TRIGGER_FILL (deliveries
+ * to the trigger after the warm-up, not counted, default 0; 5,000 fill its ledger). Settings:
  * LP_BENCH_EMBEDDED_SETTINGS=n8n (default: n8n's own, the database ping time-out included) or
  * `recommended` (RECOMMENDED_WEBHOOK_PROCESS_ENV, on the one process); LP_BENCH_EMBEDDED_ENV
  * (JSON) adds settings.
@@ -72,6 +73,8 @@ const EVENTS = sizeFromEnv('LP_BENCH_EMBEDDED_EVENTS', 500, 10);
 const PHASES = sizeFromEnv('LP_BENCH_EMBEDDED_PHASES', 2, 1);
 const WARM_UP = sizeFromEnv('LP_BENCH_EMBEDDED_WARM_UP', 100, 0);
 const TRIGGERS = sizeFromEnv('LP_BENCH_EMBEDDED_TRIGGERS', 5, 1);
+/** deliveries to the trigger after the warm-up, not counted: 5,000 fill its ledger to the cap */
+const TRIGGER_FILL = sizeFromEnv('LP_BENCH_EMBEDDED_TRIGGER_FILL', 0, 0);
 const IN_FLIGHT = 16;
 /** the sandbox drops n8n's answer to every DROP_EVERY-th first attempt: the platform retries it */
 const DROP_EVERY = 5;
@@ -325,6 +328,17 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				warmSeq += WARM_UP;
 			}
 
+		if (TRIGGER_FILL > 0)
+			await runPhase(context, {
+				receiver: 'trigger',
+				index: -2,
+				subscriptionIds: [subscriptionOf.trigger],
+				workflowIds: [workflowOf.trigger],
+				firstSeq: 900_000,
+				count: TRIGGER_FILL,
+				label: 'trigger, filling its ledger',
+			});
+
 		const staticDataBytes = (workflowId: string) =>
 			sqlNumber(
 				databaseFile,
@@ -573,6 +587,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				eventsPerPhase: EVENTS,
 				phasesPerReceiver: PHASES,
 				warmUpPerReceiver: WARM_UP,
+				triggerFill: TRIGGER_FILL,
 				triggerWorkflows: TRIGGERS,
 				inFlight: IN_FLIGHT,
 				dropEvery: DROP_EVERY,
@@ -588,7 +603,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			metrics,
 			notes: [
 				`n8n settings: ${embeddedSettings === 'n8n' ? "n8n's defaults" : 'recommended'} (${listed(n8nEnv)}; the harness's other settings, scripts/n8n/n8n.ts, touch nothing on the webhook path: N8N_PROXY_HOPS=1 for the front, diagnostics and banners off, executions saved as n8n's defaults do)`,
-				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each) after a warm-up of ${WARM_UP} deliveries each, fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
+				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each) after a warm-up of ${WARM_UP} deliveries each${TRIGGER_FILL > 0 ? ` and ${TRIGGER_FILL} more to the trigger (its ledger filled, not counted)` : ''}, fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
 				"deliveries/s: a receiver's deliveries ÷ its phases' time from first send to the last execution finished (n8n's stored stoppedAt); each phase waits for its executions before the next starts, and its CPU and bytes are counted over the same span",
 				"bytes written: /proc/<pid>/io write_bytes − cancelled_write_bytes of the n8n process (every thread): page-cache pages it dirtied in the SQLite file, its WAL and any other file, counted once per page until written back; the growth of n8n's other files (binary data: the chain's Raw Body; n8n's event log) is given apart; the SQLite file + WAL size growth is a floor (the WAL is reused after each checkpoint)",
 				...(many
