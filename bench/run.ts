@@ -5,13 +5,14 @@
  *
  *   npm run bench                      all rows (about 10 to 14 minutes on 2 cores)
  *   npm run bench -- --quick           skips the slow parts: bulk writes at the real 60/min, the 30 s
- *                                      report, and the real n8n (trigger row in-process, no 2b, 4b, 5b)
+ *                                      report, and the real n8n (trigger row in-process, no 2b, 4b-4d, 5b)
  *   npm run bench -- --only feed,reports
  *   npm run bench -- --trigger-in-process   trigger row without a real n8n
  *
  * Rows: bulk (bulk writes), feed (feed sync), feed-n8n (the feed walk in a real n8n), reports
  * (report polling), trigger (webhook trigger, real n8n), webhook-scale (the trigger in queue mode
- * with 2 webhook processes vs n8n's Webhook node; its own real n8n stack), concurrency (expired key, 50 executions,
+ * with 2 webhook processes vs n8n's Webhook node; its own real n8n stack), embedded-default (the same
+ * receivers in one n8n process on SQLite at n8n's defaults; its own real n8n), concurrency (expired key, 50 executions,
  * in-process), concurrency-n8n (the same in a real n8n). Each in-process row runs in its own child process (a fresh process: its peak memory
  * and its module state, such as the rate-limit buckets and the token-exchange memory, are its
  * own); the real-n8n rows share one child and one n8n. Children run one after the other so that
@@ -32,6 +33,7 @@ const ROWS = [
 	'reports',
 	'trigger',
 	'webhook-scale',
+	'embedded-default',
 	'concurrency',
 	'concurrency-n8n',
 ] as const;
@@ -44,6 +46,7 @@ const NUMBER: Record<RowId, string> = {
 	reports: '3',
 	trigger: '4',
 	'webhook-scale': '4b, 4c',
+	'embedded-default': '4d',
 	concurrency: '5',
 	'concurrency-n8n': '5b',
 };
@@ -72,6 +75,8 @@ async function loadRow(id: RowId): Promise<(options: RowOptions) => Promise<RowR
 			return (await import('./rows/trigger')).run;
 		case 'webhook-scale':
 			return (await import('./rows/webhookScale')).run;
+		case 'embedded-default':
+			return (await import('./rows/embeddedDefault')).run;
 		case 'concurrency':
 			return (await import('./rows/concurrency')).run;
 		case 'concurrency-n8n':
@@ -297,7 +302,13 @@ async function main() {
 		}
 		rows = ROWS.filter((r) => wanted.includes(r));
 	} else if (quick) {
-		rows = rows.filter((r) => r !== 'concurrency-n8n' && r !== 'feed-n8n' && r !== 'webhook-scale');
+		rows = rows.filter(
+			(r) =>
+				r !== 'concurrency-n8n' &&
+				r !== 'feed-n8n' &&
+				r !== 'webhook-scale' &&
+				r !== 'embedded-default',
+		);
 	}
 
 	const t0 = Date.now();

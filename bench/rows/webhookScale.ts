@@ -5,8 +5,9 @@
  * Webhook node (4b, the floor of n8n's own cost) and with the chain a user builds without this
  * package (4c: Webhook → Crypto → IF → Remove Duplicates → "HR step", bench/workflows/).
  *
- * Three active workflows, each subscribed by its own API user to its own event (one simulated
- * event reaches one receiver), each with a signing key and a token:
+ * Three active workflows (set up by bench/lib/receivers.ts, shared with row 4d), each subscribed
+ * by its own API user to its own event (one simulated event reaches one receiver), each with a
+ * signing key and a token:
  * - T: Learning Platform Trigger (defaults) → No-Op, `Completion_created`;
  * - W: n8n's Webhook node (POST, answers when received, like the trigger) → No-Op, `Completion_updated`;
  * - C: the hand-built chain, `Completion_archived`.
@@ -30,32 +31,39 @@
  *   execution (`execution_data.workflowData`), in bytes;
  * - load average (1 min) sampled every 5 s during the row, and retries and time-outs seen.
  */
-import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 
-import { request } from 'undici';
-
-import type { DeliveryAttempt, SandboxClient } from '../../sandbox/client';
-import { nodeOutput, type ExecutionSummary, type N8nClient } from '../../scripts/n8n/client';
+import type { ExecutionSummary, N8nClient } from '../../scripts/n8n/client';
 import { startQueueStack, type QueueStack } from '../../scripts/n8n/queue';
 import type { WebhookRouting } from '../../scripts/n8n/tls-front';
-import { sandboxCredential } from '../../scripts/n8n/sandbox-api';
 import type { RowOptions } from '../run';
 import {
 	failedResult,
 	fixed,
 	metric,
-	percentile,
 	progress,
 	seconds,
 	sleep,
 	type Metric,
 	type RowResult,
 } from '../lib/common';
+import {
+	allPids,
+	deliveryFigures,
+	EVENT_OF,
+	fireEvents,
+	peakRssMiB,
+	procStat,
+	RECEIVER_NAMES,
+	RECEIVERS,
+	SEQ_OF_EXECUTION,
+	SEQ_RECEIVED,
+	setUpReceivers,
+	type DeliveryFigures,
+	type PhaseTimes,
+	type Receiver,
+} from '../lib/receivers';
 import { N8N_VERSION } from '../../scripts/n8n/paths';
-import { benchCompletionPayload } from '../lib/payload';
 
 const EVENTS = 500;
 const PHASES = 2;
@@ -64,62 +72,13 @@ const IN_FLIGHT = 16;
 const WARM_UP = 100;
 /** the sandbox drops n8n's answer to every DROP_EVERY-th first attempt: the platform retries it */
 const DROP_EVERY = 5;
-const TRIGGER_NODE = 'Trigger';
-const WEBHOOK_NODE = 'Webhook';
-/** the hand-built chain's last node (bench/workflows/hand-built-chain.json): a completion that reached it was handed on */
-const CHAIN_LAST_NODE = 'HR step';
 
-const RECEIVERS = ['trigger', 'webhook', 'chain'] as const;
-type Receiver = (typeof RECEIVERS)[number];
-const RECEIVER_NAMES: Record<Receiver, string> = {
-	trigger: 'trigger',
-	webhook: 'Webhook node',
-	chain: 'hand-built chain',
-};
-/** Each receiver is subscribed to its own event, so one simulated event reaches one receiver. */
-const EVENT_OF: Record<Receiver, string> = {
-	trigger: 'Events\\Courses\\Completion_created',
-	webhook: 'Events\\Courses\\Completion_updated',
-	chain: 'Events\\Courses\\Completion_archived',
-};
-
-interface Phase {
-	receiver: Receiver;
+interface Phase extends PhaseTimes {
 	index: number;
-	seqs: number[];
-	/** the attempts of this phase's deliveries */
-	attempts: DeliveryAttempt[];
-	/** first send → last answer */
-	answeredMs: number;
-	/** first send → the last of the phase's executions finished */
-	processedMs: number;
 	/** CPU time (user + system, all threads) of each part of the stack, first send → executions finished */
 	cpuMs: Record<CpuGroup, number>;
 	/** bytes of write-ahead log PostgreSQL wrote, first send → executions finished */
 	walBytes: number;
-}
-
-function payload(phase: number, seq: number) {
-	return benchCompletionPayload(seq, 700_000, { bench_phase: phase });
-}
-
-const seqOf = (body: string): number =>
-	Number((JSON.parse(body) as { payload?: { bench_seq?: number } }).payload?.bench_seq);
-const sentAt = (a: DeliveryAttempt) => Date.parse(a.sent_at);
-const answeredAt = (a: DeliveryAttempt) => sentAt(a) + (a.response_time_ms ?? 0);
-const ok = (a: DeliveryAttempt) =>
-	a.status_code !== null && a.status_code >= 200 && a.status_code < 300;
-
-/** utime + stime in ms (every thread: isolated-vm's too) and the parent pid, from /proc/<pid>/stat. */
-function procStat(pid: number): { cpuMs: number; ppid: number } | undefined {
-	try {
-		const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-		// after the name: state, ppid, ..., utime and stime (ticks of 10 ms) as the 12th and 13th
-		const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-		return { cpuMs: (Number(fields[11]) + Number(fields[12])) * 10, ppid: Number(fields[1]) };
-	} catch {
-		return undefined;
-	}
 }
 
 /** The parts of the stack whose CPU time is counted per phase. */
@@ -133,15 +92,7 @@ type CpuGroup = (typeof CPU_GROUPS)[number];
 function cpuNow(stack: QueueStack): Record<CpuGroup, number> {
 	const sum = (pids: number[]) =>
 		pids.reduce((total, pid) => total + (procStat(pid)?.cpuMs ?? NaN), 0);
-	let all: number[] = [];
-	try {
-		all = fs
-			.readdirSync('/proc')
-			.filter((name) => /^\d+$/.test(name))
-			.map(Number);
-	} catch {
-		/* no /proc */
-	}
+	const all = allPids();
 	const postmaster = stack.postgres.process.pid;
 	const postgres = [postmaster, ...all.filter((pid) => procStat(pid)?.ppid === postmaster)];
 	return {
@@ -152,112 +103,6 @@ function cpuNow(stack: QueueStack): Record<CpuGroup, number> {
 		Redis: sum([stack.redis.process.pid]),
 	};
 }
-
-/** Peak resident memory (VmHWM) of a process in MiB, from /proc/<pid>/status; NaN without it. */
-function peakRssMiB(pid: number): number {
-	try {
-		const match = fs.readFileSync(`/proc/${pid}/status`, 'utf8').match(/^VmHWM:\s+(\d+) kB/m);
-		return match ? Number(match[1]) / 1024 : NaN;
-	} catch {
-		return NaN;
-	}
-}
-
-/**
- * Another API user's own subscription to `event` at `url`, with a signing key and a token (the
- * bench exchanges its refresh token; n8n never sees it). Returns its id and secrets.
- */
-async function subscribe(
-	stack: QueueStack,
-	control: SandboxClient,
-	event: string,
-	url: string,
-): Promise<{ id: number; signingKey: string; authToken: string }> {
-	const sandbox = stack.sandbox!;
-	const grant = await control.issueRefreshToken(`bench-scale-${randomUUID().slice(0, 8)}`);
-	const headers = { 'user-agent': 'lp-bench/1.0', accept: 'application/json' };
-	const tenancy = encodeURIComponent(sandbox.tenancyId);
-	const exchange = await request(
-		`${sandbox.url}/local/vendor_tenancymanagement/index.php/api/1.2/tenancies/${tenancy}/apikeys?username=${encodeURIComponent(grant.username)}`,
-		{ headers: { ...headers, authorization: `Bearer ${grant.refresh_token}` } },
-	);
-	const { api_key: apiKey } = (await exchange.body.json()) as { api_key: string };
-	const signingKey = randomUUID();
-	const authToken = randomUUID();
-	const created = await request(`${sandbox.url}/api/v2/${tenancy}/webhooks`, {
-		method: 'POST',
-		headers: {
-			...headers,
-			authorization: `Bearer ${apiKey}`,
-			'content-type': 'application/json',
-		},
-		body: JSON.stringify({ event, url, signing_key: signingKey, auth_token: authToken }),
-	});
-	const subscription = (await created.body.json()) as { id?: number };
-	if (created.statusCode !== 201 || subscription.id === undefined)
-		throw new Error(`creating the subscription for ${event}: ${created.statusCode}`);
-	return { id: subscription.id, signingKey, authToken };
-}
-
-/** "receiver → No-Op", active. */
-async function workflow(
-	client: N8nClient,
-	name: string,
-	receiver: Record<string, unknown>,
-): Promise<string> {
-	const { id } = await client.createWorkflow({
-		name,
-		nodes: [
-			{ ...receiver, id: randomUUID(), position: [0, 0] },
-			{
-				id: randomUUID(),
-				name: 'Done',
-				type: 'n8n-nodes-base.noOp',
-				typeVersion: 1,
-				position: [220, 0],
-				parameters: {},
-			},
-		],
-		connections: {
-			[String(receiver.name)]: { main: [[{ node: 'Done', type: 'main', index: 0 }]] },
-		},
-	});
-	await client.activate(id);
-	return id;
-}
-
-/** The workflow file a user would build without the package, with its placeholders filled in, active. */
-async function chainWorkflow(
-	client: N8nClient,
-	fill: Record<
-		| '__PATH__'
-		| '__CREDENTIAL_ID__'
-		| '__CREDENTIAL_NAME__'
-		| '__CRYPTO_CREDENTIAL_ID__'
-		| '__CRYPTO_CREDENTIAL_NAME__',
-		string
-	>,
-): Promise<string> {
-	let text = fs.readFileSync(CHAIN_WORKFLOW_FILE, 'utf8');
-	for (const [placeholder, value] of Object.entries(fill))
-		text = text.split(placeholder).join(value);
-	const chain = JSON.parse(text) as {
-		name: string;
-		nodes: unknown[];
-		connections: unknown;
-		settings?: unknown;
-	};
-	const { id } = await client.createWorkflow({
-		name: `bench: ${chain.name}`,
-		nodes: chain.nodes,
-		connections: chain.connections,
-		settings: chain.settings,
-	});
-	await client.activate(id);
-	return id;
-}
-
-const CHAIN_WORKFLOW_FILE = path.join(__dirname, '..', 'workflows', 'hand-built-chain.json');
 
 /** One number from PostgreSQL (the n8n database). */
 async function sqlNumber(stack: QueueStack, statement: string): Promise<number> {
@@ -313,30 +158,14 @@ async function runPhase(
 	const afterId = await lastExecutionId(stack);
 	const walAtStart = await walPosition(stack);
 	const cpuAtStart = cpuNow(stack);
-	const seqs: number[] = [];
-	for (let i = 0; i < count; i++) {
-		while ((await control.pendingDeliveries()).pending >= IN_FLIGHT) await sleep(5);
-		const seq = firstSeq + i;
-		seqs.push(seq);
-		await control.simulateEvent(EVENT_OF[receiver], payload(index, seq));
-	}
-	const wanted = new Set(seqs);
-	const deadline = Date.now() + 600_000;
-	let attempts: DeliveryAttempt[] = [];
-	for (;;) {
-		const { pending } = await control.pendingDeliveries();
-		attempts = (await control.deliveries({ subscriptionId })).filter((a) =>
-			wanted.has(seqOf(a.body)),
-		);
-		if (
-			(pending === 0 && new Set(attempts.map((a) => a.log_id)).size >= count) ||
-			Date.now() > deadline
-		)
-			break;
-		await sleep(200);
-	}
-	const firstSend = Math.min(...attempts.map(sentAt));
-	const answeredMs = Math.max(...attempts.map(answeredAt)) - firstSend;
+	const { seqs, attempts, firstSend, answeredMs } = await fireEvents(control, {
+		event: EVENT_OF[receiver],
+		phase: index,
+		firstSeq,
+		count,
+		inFlight: IN_FLIGHT,
+		subscriptionIds: [subscriptionId],
+	});
 	const lastStopped = await executionsFinished(stack, workflowId, afterId);
 	const processedMs = Math.max(lastStopped - firstSend, answeredMs);
 	const cpuAtEnd = cpuNow(stack);
@@ -358,24 +187,7 @@ function executionsOf(client: N8nClient, workflowId: string): Promise<ExecutionS
 	return client.listExecutions({ workflowId, includeData: true });
 }
 
-interface ReceiverFigures {
-	deliveries: number;
-	/** deliveries ÷ the phases' time from first send to last execution finished */
-	rate: number;
-	phaseRates: number[];
-	/** deliveries ÷ the phases' time from first send to last answer */
-	answerRate: number;
-	/** executions n8n started (the chain starts one per accepted attempt, stopped or not) */
-	executions: number;
-	lost: number;
-	duplicates: number;
-	failed: number;
-	p50: number;
-	p99: number;
-	retries: number;
-	timeouts: number;
-	dropped: number;
-	notAccepted: number;
+interface ReceiverFigures extends DeliveryFigures {
 	/** CPU of each part of the stack during the receiver's phases ÷ its deliveries */
 	cpuMsPerDelivery: Record<CpuGroup, number>;
 	walBytesPerDelivery: number;
@@ -386,47 +198,16 @@ function figures(
 	executions: ExecutionSummary[],
 	seqOfExecution: (e: ExecutionSummary) => number,
 ): ReceiverFigures {
-	const firstSent = new Map<number, number>();
-	const lastBySeq = new Map<number, DeliveryAttempt>();
-	for (const a of phases.flatMap((p) => p.attempts)) {
-		const seq = seqOf(a.body);
-		if (a.attempt === 1) firstSent.set(seq, sentAt(a));
-		const last = lastBySeq.get(seq);
-		if (!last || a.attempt > last.attempt) lastBySeq.set(seq, a);
-	}
-	const seqs = phases.flatMap((p) => p.seqs);
-	const handedOn = executions.filter((e) => firstSent.has(seqOfExecution(e)));
-	const executed = handedOn.map(seqOfExecution);
-	const distinct = new Set(executed);
-	const latencies = handedOn
-		.map((e) => Date.parse(e.startedAt) - (firstSent.get(seqOfExecution(e)) ?? NaN))
-		.filter(Number.isFinite);
-	const attempts = phases.flatMap((p) => p.attempts);
-	const totalSeconds = (ms: (p: Phase) => number) =>
-		phases.reduce((sum, p) => sum + ms(p), 0) / 1000;
+	const deliveries = phases.reduce((sum, p) => sum + p.seqs.length, 0);
 	return {
-		deliveries: seqs.length,
-		rate: seqs.length / totalSeconds((p) => p.processedMs),
-		phaseRates: phases.map((p) => p.seqs.length / (p.processedMs / 1000)),
-		answerRate: seqs.length / totalSeconds((p) => p.answeredMs),
-		executions: executions.length,
-		lost: seqs.filter((s) => !distinct.has(s)).length,
-		duplicates: executed.length - distinct.size,
-		failed: executions.filter((e) => e.status !== 'success').length,
-		p50: percentile(latencies, 50),
-		p99: percentile(latencies, 99),
-		retries: attempts.filter((a) => a.attempt > 1).length,
-		timeouts: attempts.filter((a) => a.status_code === null && !a.error?.includes('dropped'))
-			.length,
-		dropped: attempts.filter((a) => a.error?.includes('dropped')).length,
-		notAccepted: [...lastBySeq.values()].filter((a) => !ok(a)).length,
+		...deliveryFigures(phases, executions, seqOfExecution),
 		cpuMsPerDelivery: Object.fromEntries(
 			CPU_GROUPS.map((group) => [
 				group,
-				phases.reduce((sum, p) => sum + p.cpuMs[group], 0) / seqs.length,
+				phases.reduce((sum, p) => sum + p.cpuMs[group], 0) / deliveries,
 			]),
 		) as Record<CpuGroup, number>,
-		walBytesPerDelivery: phases.reduce((sum, p) => sum + p.walBytes, 0) / seqs.length,
+		walBytesPerDelivery: phases.reduce((sum, p) => sum + p.walBytes, 0) / deliveries,
 	};
 }
 
@@ -497,78 +278,9 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 		stack.front.setWebhookRouting(webhookRouting);
 		await control.setConfig({ rateLimitPerMinute: 10_000 });
 
-		const grant = await control.issueRefreshToken(`bench-scale-trigger-${process.pid}`);
-		const credentialId = `benchScale${process.pid}`.slice(0, 16);
-		const chainCredentialId = `benchChain${process.pid}`.slice(0, 16);
-		const chainCryptoCredentialId = `benchHmac${process.pid}`.slice(0, 16);
-		const chainPath = `bench-chain-${process.pid}`;
-		const webhookPath = `bench-scale-${process.pid}`;
-		const chainSubscription = await subscribe(
-			stack,
-			control,
-			EVENT_OF.chain,
-			`${stack.webhookBaseUrl}webhook/${chainPath}`,
-		);
-		await stack.host.importCredentials([
-			sandboxCredential(credentialId, 'Bench scale', grant),
-			{
-				id: chainCredentialId,
-				name: 'Bench chain token',
-				type: 'httpHeaderAuth',
-				data: { name: 'Authorization', value: `Bearer ${chainSubscription.authToken}` },
-			},
-			{
-				id: chainCryptoCredentialId,
-				name: 'Bench chain signing key',
-				type: 'crypto',
-				data: { hmacSecret: chainSubscription.signingKey },
-			},
-		]);
-		const workflowOf: Record<Receiver, string> = {
-			// at its defaults, as a node is added (recovery of missed deliveries on)
-			trigger: await workflow(client, 'bench: trigger at scale', {
-				name: TRIGGER_NODE,
-				type: 'n8n-nodes-learning-platform.learningPlatformTrigger',
-				typeVersion: 2,
-				webhookId: randomUUID(),
-				parameters: { event: EVENT_OF.trigger },
-				credentials: { learningPlatformApi: { id: credentialId, name: 'Bench scale' } },
-			}),
-			webhook: await workflow(client, 'bench: Webhook node at scale', {
-				name: WEBHOOK_NODE,
-				type: 'n8n-nodes-base.webhook',
-				typeVersion: 2,
-				webhookId: randomUUID(),
-				parameters: {
-					httpMethod: 'POST',
-					path: webhookPath,
-					responseMode: 'onReceived',
-					options: {},
-				},
-			}),
-			chain: await chainWorkflow(client, {
-				__PATH__: chainPath,
-				__CREDENTIAL_ID__: chainCredentialId,
-				__CREDENTIAL_NAME__: 'Bench chain token',
-				__CRYPTO_CREDENTIAL_ID__: chainCryptoCredentialId,
-				__CRYPTO_CREDENTIAL_NAME__: 'Bench chain signing key',
-			}),
-		};
-		const triggerSubscription = (await control.subscriptions(grant.username)).find(
-			(s) => s.deleted_at === null,
-		);
-		if (!triggerSubscription) throw new Error('the activation registered no subscription');
-		const webhookSubscription = await subscribe(
-			stack,
-			control,
-			EVENT_OF.webhook,
-			`${stack.webhookBaseUrl}webhook/${webhookPath}`,
-		);
-		const subscriptionOf: Record<Receiver, number> = {
-			trigger: triggerSubscription.id,
-			webhook: webhookSubscription.id,
-			chain: chainSubscription.id,
-		};
+		const { workflowOf, subscriptionOf } = await setUpReceivers(stack, control, {
+			label: 'scale',
+		});
 		progress(`webhook-scale: subscriptions ${JSON.stringify(subscriptionOf)}`);
 		await control.dropDeliveryAnswers({ every: DROP_EVERY, pathPattern: '^/webhook/' });
 
@@ -607,7 +319,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 		const loadAfter = os.loadavg()[0];
 		// a redispatch (by the trigger's recovery) carries the delivery id it was asked for
 		const redispatches = (
-			await control.deliveries({ subscriptionId: triggerSubscription.id })
+			await control.deliveries({ subscriptionId: subscriptionOf.trigger })
 		).filter((a) => a.delivery_id !== '' && a.attempt === 1).length;
 		const staticDataBytes = await sqlNumber(
 			stack,
@@ -627,34 +339,14 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 
 		progress('webhook-scale: reading the executions ...');
 		const inPhases = (seq: number) => seq >= 0 && seq < PHASES * RECEIVERS.length * EVENTS;
-		const bodySeq = (item: Record<string, unknown> | undefined) =>
-			Number((item?.body as { payload?: { bench_seq?: number } } | undefined)?.payload?.bench_seq);
-		const seqOfExecution: Record<Receiver, (e: ExecutionSummary) => number> = {
-			trigger: (e) =>
-				Number(
-					(nodeOutput(e, TRIGGER_NODE)[0]?.payload as { bench_seq?: number } | undefined)
-						?.bench_seq,
-				),
-			webhook: (e) => bodySeq(nodeOutput(e, WEBHOOK_NODE)[0]),
-			// handed on = the last node ran; executions the IF or Remove Duplicates stopped do not count
-			chain: (e) =>
-				e.data?.resultData?.runData?.[CHAIN_LAST_NODE]
-					? bodySeq(nodeOutput(e, WEBHOOK_NODE)[0])
-					: NaN,
-		};
 		const measured = {} as Record<Receiver, ReceiverFigures>;
 		for (const receiver of RECEIVERS) {
 			const all = await executionsOf(client, workflowOf[receiver]);
-			const firstNode = receiver === 'trigger' ? TRIGGER_NODE : WEBHOOK_NODE;
-			const ofPhases = all.filter((e) =>
-				inPhases(
-					receiver === 'trigger' ? seqOfExecution.trigger(e) : bodySeq(nodeOutput(e, firstNode)[0]),
-				),
-			);
+			const ofPhases = all.filter((e) => inPhases(SEQ_RECEIVED[receiver](e)));
 			measured[receiver] = figures(
 				phases.filter((p) => p.receiver === receiver),
 				ofPhases,
-				seqOfExecution[receiver],
+				SEQ_OF_EXECUTION[receiver],
 			);
 		}
 		const { trigger: t, webhook: w, chain: c } = measured;
