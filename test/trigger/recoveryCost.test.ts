@@ -270,21 +270,30 @@ test('steady traffic with nothing failing: each quarter hour recovery reads only
 		for (let quarter = 0; quarter < 8; quarter++) {
 			await pass(RESCAN_INTERVAL_MS);
 			const before = (await recoveryRequests(subscriptionId)).length;
-			// 60 a quarter hour, about 5,800 a day; the first delivery of each sets a run off
-			for (let i = 0; i < 60; i += 20)
+			// 60 a quarter hour, about 5,800 a day, spread over it: the first sets a run off, the
+			// rest come after it
+			const runEnded = async () => {
+				let settled = -1;
+				for (let stable = 0; stable < 5; ) {
+					await new Promise((resolve) => setTimeout(resolve, 100));
+					const now = (await recoveryRequests(subscriptionId)).length;
+					stable = now === settled ? stable + 1 : 0;
+					settled = now;
+				}
+				return settled;
+			};
+			await t.sandbox.control.simulateCompletion({});
+			await t.sandbox.control.waitForDeliveries({ subscriptionId }, made + 1, 30_000);
+			await runEnded();
+			for (let i = 1; i < 60; i += 20)
 				await Promise.all(
-					Array.from({ length: 20 }, () => t.sandbox.control.simulateCompletion({})),
+					Array.from({ length: Math.min(20, 60 - i) }, () =>
+						t.sandbox.control.simulateCompletion({}),
+					),
 				);
 			made += 60;
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, made, 30_000);
-			// the run goes in the background, a few seconds (on n8n's clock) after the delivery
-			let settled = -1;
-			for (let stable = 0; stable < 5; ) {
-				await new Promise((resolve) => setTimeout(resolve, 100));
-				const now = (await recoveryRequests(subscriptionId)).length;
-				stable = now === settled ? stable + 1 : 0;
-				settled = now;
-			}
+			const settled = await runEnded();
 			logReads.push(settled - before);
 		}
 		console.log(`steady traffic: log requests per quarter hour ${logReads.join(', ')}`);
