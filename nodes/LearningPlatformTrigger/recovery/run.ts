@@ -130,9 +130,7 @@ export class RecoveryRun {
 	}
 
 	private async passes(): Promise<void> {
-		// with the log judged up to an entry, what still settles is left to the next run
-		const passes = this.options.judgedUpTo === undefined ? PASSES : 1;
-		for (let pass = 1; pass <= passes; pass++) {
+		for (let pass = 1; pass <= PASSES; pass++) {
 			if (this.superseded()) return this.end('superseded');
 			const hint = this.tally.lastPage ?? this.options.lastPage;
 			const log = new LogReading(async (number) => await this.readPage(number), hint);
@@ -144,7 +142,7 @@ export class RecoveryRun {
 			const { candidates, unsettled, oldestOpen } = this.candidatesIn(entries);
 			this.noteJudged(log, entries, oldestOpen);
 			if (!(await this.redispatchAll(candidates, log))) return;
-			if (unsettled === 0 || pass === passes) return;
+			if (unsettled === 0 || pass === PASSES) return;
 			await clock().sleep(SETTLE_MS);
 		}
 	}
