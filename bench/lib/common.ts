@@ -154,6 +154,12 @@ export function mean(values: number[]): number {
 	return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
 }
 
+/** Environment settings as a row's notes name them: `KEY=value, ...`. */
+export const envListed = (env: Record<string, string>) =>
+	Object.entries(env)
+		.map(([k, v]) => `${k}=${v}`)
+		.join(', ');
+
 export function fixed(value: number, digits = 2): string {
 	return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
 }

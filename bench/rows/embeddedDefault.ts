@@ -35,6 +35,7 @@ import { RECOMMENDED_WEBHOOK_PROCESS_ENV } from '../../scripts/n8n/queue';
 import { startStack, type Stack } from '../../scripts/n8n/stack';
 import type { RowOptions } from '../run';
 import {
+	envListed,
 	failedResult,
 	fixed,
 	metric,
@@ -270,11 +271,6 @@ function perDelivery(phases: Phase[]) {
 		otherGrowthPerDelivery: total((p) => p.otherGrowth) / deliveries,
 	};
 }
-
-const listed = (env: Record<string, string>) =>
-	Object.entries(env)
-		.map(([k, v]) => `${k}=${v}`)
-		.join(', ');
 
 export async function run(_options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
@@ -602,7 +598,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			},
 			metrics,
 			notes: [
-				`n8n settings: ${embeddedSettings === 'n8n' ? "n8n's defaults" : 'recommended'} (${listed(n8nEnv)}; the harness's other settings, scripts/n8n/n8n.ts, touch nothing on the webhook path: N8N_PROXY_HOPS=1 for the front, diagnostics and banners off, executions saved as n8n's defaults do)`,
+				`n8n settings: ${embeddedSettings === 'n8n' ? "n8n's defaults" : 'recommended'} (${envListed(n8nEnv)}; the harness's other settings, scripts/n8n/n8n.ts, touch nothing on the webhook path: N8N_PROXY_HOPS=1 for the front, diagnostics and banners off, executions saved as n8n's defaults do)`,
 				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each) after a warm-up of ${WARM_UP} deliveries each${TRIGGER_FILL > 0 ? ` and ${TRIGGER_FILL} more to the trigger (its ledger filled, not counted)` : ''}, fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
 				"deliveries/s: a receiver's deliveries ÷ its phases' time from first send to the last execution finished (n8n's stored stoppedAt); each phase waits for its executions before the next starts, and its CPU and bytes are counted over the same span",
 				"bytes written: /proc/<pid>/io write_bytes − cancelled_write_bytes of the n8n process (every thread): page-cache pages it dirtied in the SQLite file, its WAL and any other file, counted once per page until written back; the growth of n8n's other files (binary data: the chain's Raw Body; n8n's event log) is given apart; the SQLite file + WAL size growth is a floor (the WAL is reused after each checkpoint)",

@@ -38,6 +38,7 @@ import { startQueueStack, type QueueStack } from '../../scripts/n8n/queue';
 import type { WebhookRouting } from '../../scripts/n8n/tls-front';
 import type { RowOptions } from '../run';
 import {
+	envListed,
 	failedResult,
 	fixed,
 	metric,
@@ -246,11 +247,6 @@ if (webhookRouting !== 'round-robin' && webhookRouting !== 'x-signature')
 
 /** Extra environment of the two workers only, as JSON in LP_BENCH_WORKER_ENV (e.g. a profiler). */
 const extraWorkerEnv: Record<string, string> = JSON.parse(process.env.LP_BENCH_WORKER_ENV || '{}');
-
-const listed = (env: Record<string, string>) =>
-	Object.entries(env)
-		.map(([k, v]) => `${k}=${v}`)
-		.join(', ');
 
 export async function run(_options: RowOptions): Promise<RowResult> {
 	const t0 = Date.now();
@@ -467,9 +463,9 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			metrics,
 			notes: [
 				`n8n settings of the webhook processes: ${webhookSettings === 'recommended' ? 'recommended' : "n8n's defaults"}${
-					Object.keys(stack.webhookEnv).length ? ` (${listed(stack.webhookEnv)})` : ''
-				}${Object.keys(extraN8nEnv).length ? `; every process: ${listed(extraN8nEnv)}` : ''}${
-					Object.keys(extraWorkerEnv).length ? `; workers: ${listed(extraWorkerEnv)}` : ''
+					Object.keys(stack.webhookEnv).length ? ` (${envListed(stack.webhookEnv)})` : ''
+				}${Object.keys(extraN8nEnv).length ? `; every process: ${envListed(extraN8nEnv)}` : ''}${
+					Object.keys(extraWorkerEnv).length ? `; workers: ${envListed(extraWorkerEnv)}` : ''
 				}; every receiver ran under them`,
 				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each), fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
 				"deliveries/s: a receiver's deliveries ÷ its phases' time from first send to the last execution finished (n8n's stored stoppedAt); each phase waits for its executions before the next starts, and its CPU and write-ahead log are counted over the same span",

@@ -163,19 +163,49 @@ async function movedClocks() {
 	return { nextCheck, pass, restore };
 }
 
-test('unreachable for days while n8n runs: each missed completion redispatched at most once meanwhile, under 100 recovery requests a day; reachable again, every one runs once within 16 minutes', async () => {
+/**
+ * Resolves with the trigger's recovery requests so far once their count has stood still for
+ * `looks` looks 100 ms apart: a run in the background has ended.
+ */
+async function recoveryRequestsSettled(subscriptionId: number, looks: number): Promise<number> {
+	let settled = -1;
+	for (let stable = 0; stable < looks; ) {
+		await new Promise((resolve) => setTimeout(resolve, 100));
+		const now = (await recoveryRequests(subscriptionId)).length;
+		stable = now === settled ? stable + 1 : 0;
+		settled = now;
+	}
+	return settled;
+}
+
+/**
+ * A workflow of this process's (nothing in memory, an empty database) whose trigger has just
+ * subscribed at `path`, with `parameters` (recovery off unless they turn it on), n8n reachable.
+ */
+async function subscribedWorkflow(
+	path: string,
+	parameters: IDataObject = {
+		event: COMPLETION_CREATED,
+		options: { recoverMissedDeliveries: false },
+	},
+) {
 	resetRecoveryState();
+	for (const key of Object.keys(database)) delete database[key];
+	executions.clear();
+	repeats = 0;
 	const activation = {
 		credentials: t.credentials,
 		staticData: database,
-		webhookBaseUrl: `${n8nUrl}/unreachable`,
+		webhookBaseUrl: `${n8nUrl}/${path}`,
 	};
 	reachable = true;
-	await runHook(trigger, 'create', {
-		...activation,
-		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
-	});
+	await runHook(trigger, 'create', { ...activation, parameters });
 	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	return { activation, subscriptionId };
+}
+
+test('unreachable for days while n8n runs: each missed completion redispatched at most once meanwhile, under 100 recovery requests a day; reachable again, every one runs once within 16 minutes', async () => {
+	const { activation, subscriptionId } = await subscribedWorkflow('unreachable');
 	reachable = false;
 
 	const { nextCheck, restore } = await movedClocks();
@@ -249,18 +279,7 @@ test('unreachable for days while n8n runs: each missed completion redispatched a
 });
 
 test('steady traffic with nothing failing: each quarter hour recovery reads only the entries logged since it last looked, one page', async () => {
-	resetRecoveryState();
-	for (const key of Object.keys(database)) delete database[key];
-	executions.clear();
-	repeats = 0;
-	reachable = true;
-	const activation = {
-		credentials: t.credentials,
-		staticData: database,
-		webhookBaseUrl: `${n8nUrl}/steady`,
-	};
-	await runHook(trigger, 'create', { ...activation, parameters: RECOVERING });
-	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	const { activation, subscriptionId } = await subscribedWorkflow('steady', RECOVERING);
 	const { pass, restore } = await movedClocks();
 	// nothing fails: a loaded machine's slow answer is waited for
 	await t.sandbox.control.setConfig({ deliveryTimeoutMs: 30_000 });
@@ -272,19 +291,9 @@ test('steady traffic with nothing failing: each quarter hour recovery reads only
 			const before = (await recoveryRequests(subscriptionId)).length;
 			// 60 a quarter hour, about 5,800 a day, spread over it: the first sets a run off, the
 			// rest come after it
-			const runEnded = async () => {
-				let settled = -1;
-				for (let stable = 0; stable < 5; ) {
-					await new Promise((resolve) => setTimeout(resolve, 100));
-					const now = (await recoveryRequests(subscriptionId)).length;
-					stable = now === settled ? stable + 1 : 0;
-					settled = now;
-				}
-				return settled;
-			};
 			await t.sandbox.control.simulateCompletion({});
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, made + 1, 30_000);
-			await runEnded();
+			await recoveryRequestsSettled(subscriptionId, 5);
 			for (let i = 1; i < 60; i += 20)
 				await Promise.all(
 					Array.from({ length: Math.min(20, 60 - i) }, () =>
@@ -293,7 +302,7 @@ test('steady traffic with nothing failing: each quarter hour recovery reads only
 				);
 			made += 60;
 			await t.sandbox.control.waitForDeliveries({ subscriptionId }, made, 30_000);
-			const settled = await runEnded();
+			const settled = await recoveryRequestsSettled(subscriptionId, 5);
 			logReads.push(settled - before);
 		}
 		console.log(`steady traffic: log requests per quarter hour ${logReads.join(', ')}`);
@@ -314,21 +323,7 @@ test('steady traffic with nothing failing: each quarter hour recovery reads only
 });
 
 test("n8n's database restored from a backup taken before a recovery: a recovered completion does not run again, but where the platform leaves a redispatch's entry untouched (then it does, once more)", async () => {
-	resetRecoveryState();
-	for (const key of Object.keys(database)) delete database[key];
-	executions.clear();
-	repeats = 0;
-	const activation = {
-		credentials: t.credentials,
-		staticData: database,
-		webhookBaseUrl: `${n8nUrl}/restored`,
-	};
-	reachable = true;
-	await runHook(trigger, 'create', {
-		...activation,
-		parameters: { event: COMPLETION_CREATED, options: { recoverMissedDeliveries: false } },
-	});
-	const subscriptionId = (database[NODE_KEY] as IDataObject).subscriptionId as number;
+	const { activation, subscriptionId } = await subscribedWorkflow('restored');
 	const { pass, restore } = await movedClocks();
 	try {
 		reachable = false;
@@ -363,13 +358,7 @@ test("n8n's database restored from a backup taken before a recovery: a recovered
 		await t.sandbox.control.waitForDeliveries({ subscriptionId }, before + 1, 10_000);
 		// the first delivery after the start sets off a run; it has redispatched what it takes for
 		// missed once its requests stop
-		let settled = -1;
-		for (let stable = 0; stable < 10; ) {
-			await new Promise((resolve) => setTimeout(resolve, 100));
-			const now = (await recoveryRequests(subscriptionId)).length;
-			stable = now === settled ? stable + 1 : 0;
-			settled = now;
-		}
+		await recoveryRequestsSettled(subscriptionId, 10);
 		const untouched = platformReading.redispatchEntry === 'untouched';
 		// nothing on an untouched entry tells of its redispatch, and the memory of it and the
 		// ledger went back with the database (docs/design.md, "Restore from a backup")

@@ -174,11 +174,12 @@ export class RecoveryRun {
 		let oldestOpen = Infinity;
 		for (const entry of finalFailures(entries, (id) => this.asked.has(id))) {
 			const asked = this.asked.get(entry.id);
-			const verdict = this.done.has(entry.id) ? 'skip' : verdictOf(entry, now, asked);
+			const askedByThisRun = this.done.has(entry.id);
+			const verdict = askedByThisRun ? 'skip' : verdictOf(entry, now, asked);
 			if (verdict === 'redispatch') candidates.push(entry);
 			// an entry still without an attempt is a delivery under way, judged by the next run
 			if (verdict === 'unsettled' && (entry.tries ?? 0) > 0) unsettled++;
-			const open = verdict !== 'skip' || this.done.has(entry.id) || mayNeedMore(entry, now, asked);
+			const open = verdict !== 'skip' || askedByThisRun || mayNeedMore(entry, now, asked);
 			if (open) oldestOpen = Math.min(oldestOpen, entry.id);
 		}
 		return { candidates, unsettled, oldestOpen };

@@ -46,8 +46,8 @@ const SCHEDULE_JITTER_MS = 60_000;
  */
 export const START_DELAY_MS = 2_000;
 export const START_JITTER_MS = 3_000;
-/** A delivery this recent shows the platform reaches the webhook: a run need not ask. */
-const HEARD_RECENTLY_MS = 60_000;
+/** The platform showed this recently that it reaches the webhook: a run need not ask. */
+const REACHED_RECENTLY_MS = 60_000;
 
 function logRun(log: RecoveryLog, why: string, run: RunTally, note?: string): void {
 	const summary = `${run.redispatched} redispatched, ${run.failed} not redispatched (declined or failed), ${run.read} log entries read, ${run.requests} requests${note ? `; note to the other n8n processes ${note}` : ''}${run.superseded ? '; stopped: a run started later in another n8n process covers the rest' : ''}${run.yielded ? '; stopped: another run (another n8n process, or a person) is redispatching the same entries, the next run here looks again' : ''}${run.unfinished ? '; stopped at its limits: the next run goes on' : ''}${run.unreachable ? '; stopped: a redispatch failed before and the platform still cannot reach this webhook (a sample it sent failed), so each check asks again, once, until it can' : ''}`;
@@ -71,8 +71,7 @@ export function noteRecoveryMark(
 ): void {
 	const scope = scopeOf(context);
 	recoveryOf(scope).learnMark(staticData);
-	// learnt only: this delivery's save carries nothing new
-	recoveryOf(scope).shareJudged({ ...staticData }, subscriptionId);
+	recoveryOf(scope).shareJudged(staticData, subscriptionId, false);
 	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
 }
 
@@ -114,12 +113,14 @@ async function runOnce(
 
 /**
  * The question a run asks before it redispatches again after a failed redispatch, with what the
- * answer teaches this process; none when a delivery came a moment ago (the platform reaches n8n)
- * or n8n has no URL to ask about.
+ * answer teaches this process; none when the platform showed a moment ago that it reaches n8n (a
+ * delivery, or a yes to the schedule's own question just before the run) or n8n has no URL to ask
+ * about.
  */
 function reachQuestion(host: RecoveryHost, recovery: ScopeRecovery): ReachQuestion | undefined {
 	const url = host.webhook.url();
-	if (url === undefined || clock().now() - recovery.heardAt < HEARD_RECENTLY_MS) return undefined;
+	if (url === undefined || clock().now() - recovery.reachableAt < REACHED_RECENTLY_MS)
+		return undefined;
 	return async () => {
 		const reached = await host.api.reaches(url);
 		recovery.noteReach(reached, clock().now());
@@ -160,7 +161,7 @@ function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
 			if ((await host.webhook.probe(url)) === 404) break;
 			if (clock().now() - recovery.lastRunKnown() < RESCAN_INTERVAL_MS) continue;
 			try {
-				if (recovery.unreachableSince !== undefined) {
+				if (recovery.unreachable) {
 					if (await reachesAgain(host, recovery))
 						await runOnce(host, subscriptionId, 'the platform reaches n8n again');
 					continue;
@@ -206,7 +207,7 @@ export function recoverAfterActivation(
 	const host = recoveryHost(context);
 	const mark = clock().now();
 	recoveryOf(host.scope).markRun(staticData, mark);
-	recoveryOf(host.scope).shareJudged(staticData, subscriptionId);
+	recoveryOf(host.scope).shareJudged(staticData, subscriptionId, true);
 	shareRedispatches(host.scope, staticData, subscriptionId, mark, true);
 	const url = host.webhook.url() ?? '';
 	void (async () => {
@@ -234,13 +235,13 @@ export function recoverFromDelivery(
 	const scope = scopeOf(context);
 	const recovery = recoveryOf(scope);
 	const now = clock().now();
-	recovery.heardFromPlatform(now);
+	recovery.noteReach(true, now);
 	const newest = recovery.learnMark(staticData);
 	// n8n saves `staticData` with this delivery: never with an older mark or less memory than
 	// this process has
 	if (newest > Number(readField(staticData, 'recoveryScannedAt') ?? -Infinity))
 		writeField(staticData, 'recoveryScannedAt', newest);
-	recovery.shareJudged(staticData, subscriptionId);
+	recovery.shareJudged(staticData, subscriptionId, true);
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);

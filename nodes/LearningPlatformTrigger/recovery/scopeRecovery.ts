@@ -26,12 +26,12 @@ export class ScopeRecovery {
 	/** the mark of this process's own latest run */
 	private ownMark: number | undefined;
 	/**
-	 * Since when the platform has not reached the webhook, as it answered a run's question
-	 * (reachability.ts): recovery then only asks again, once a check, until it does.
+	 * The platform did not reach the webhook when a run last asked (reachability.ts): recovery then
+	 * only asks again, once a check, until it does or a delivery arrives.
 	 */
-	unreachableSince: number | undefined;
-	/** when a delivery last came from the platform: then it reaches the webhook */
-	heardAt = -Infinity;
+	unreachable = false;
+	/** when the platform last showed it reaches the webhook: a delivery, or a yes to the question */
+	reachableAt = -Infinity;
 	/** listed oldest first: the log's last page as the last run here read it */
 	lastLogPage: number | undefined;
 	/**
@@ -53,30 +53,25 @@ export class ScopeRecovery {
 	}
 
 	/**
-	 * Takes in what `staticData` says was judged of the log of `subscriptionId`, and writes back
-	 * the furthest this process knows (n8n saves it with the delivery).
+	 * Takes in what `staticData` says was judged of the log of `subscriptionId`, and, with `carry`,
+	 * writes back the furthest this process knows (n8n saves it with the delivery).
 	 */
-	shareJudged(staticData: IDataObject, subscriptionId: number): void {
+	shareJudged(staticData: IDataObject, subscriptionId: number, carry: boolean): void {
 		const stored = String(readField(staticData, 'recoveryJudgedTo') ?? '');
 		const [sub, upTo] = stored.split('.').map((part) => parseInt(part, 36));
 		if (sub === subscriptionId && Number.isFinite(upTo)) this.judge(subscriptionId, upTo);
 		const known = this.judgedUpTo(subscriptionId);
-		if (known === undefined) return;
+		if (!carry || known === undefined) return;
 		const text = `${subscriptionId.toString(36)}.${known.toString(36)}`;
 		// written only when it changes: n8n saves the static data when anything is written
 		if (text !== stored) writeField(staticData, 'recoveryJudgedTo', text);
 	}
 
-	/** What the platform answered about reaching the webhook at `at` (undefined: no answer). */
+	/** What the platform showed at `at` about reaching the webhook (undefined: it did not tell). */
 	noteReach(reached: boolean | undefined, at: number): void {
-		if (reached === true) this.unreachableSince = undefined;
-		if (reached === false) this.unreachableSince ??= at;
-	}
-
-	/** A delivery came at `at`: the platform reaches the webhook. */
-	heardFromPlatform(at: number): void {
-		this.heardAt = Math.max(this.heardAt, at);
-		this.unreachableSince = undefined;
+		if (reached === undefined) return;
+		this.unreachable = !reached;
+		if (reached) this.reachableAt = Math.max(this.reachableAt, at);
 	}
 
 	/**
@@ -133,8 +128,8 @@ export class ScopeRecovery {
 		this.unfinished = false;
 		this.newestMark = -Infinity;
 		this.ownMark = undefined;
-		this.unreachableSince = undefined;
-		this.heardAt = -Infinity;
+		this.unreachable = false;
+		this.reachableAt = -Infinity;
 		this.judged = undefined;
 		this.lastLogPage = undefined;
 	}
