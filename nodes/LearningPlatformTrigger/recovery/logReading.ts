@@ -4,8 +4,11 @@
 import { clock, followPages, type ListPage } from '../../shared/transport';
 import { listsOldestFirst, RECOVERY_HORIZON_MS, type DeliveryLogEntry } from './deliveryLog';
 
-/** Three days of log at about 1,600 deliveries a day (50 pages). */
-export const MAX_LOG_ENTRIES_READ = 5_000;
+/**
+ * Three days of log at 1,000 completions a day that each failed five times, every attempt an
+ * entry of its own (15,000), with a redispatch's entry for each of them: 200 pages.
+ */
+export const MAX_LOG_ENTRIES_READ = 20_000;
 
 /**
  * A page read again (`currentEntry`) this recently serves the entries on it that come next: a

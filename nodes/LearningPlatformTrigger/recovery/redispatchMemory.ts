@@ -24,7 +24,10 @@ export function resetRedispatchMemory(): void {
 
 /** Longer than recovery reads the log back, so no entry it reads is forgotten. */
 const REMEMBER_MS = RECOVERY_HORIZON_MS + 60 * 60_000;
-/** At most as many as a run reads (about 12 bytes each in the static data n8n saves). */
+/**
+ * More than a three-day outage at 1,000 completions a day asks for (about 3,100); about 12 bytes
+ * each in the static data n8n saves.
+ */
 const MAX_REMEMBERED = 5_000;
 
 /** This process's memory for the node `scope` and its subscription (the one a run fills). */

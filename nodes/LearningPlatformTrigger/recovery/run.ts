@@ -2,7 +2,7 @@
 // log and has the platform redispatch (spec operation 14) each delivery it could not make, so
 // each arrives again and, recognised by the delivery ledger, starts exactly one execution. When
 // runs happen: schedule.ts. Why: docs/design.md, "Missed deliveries".
-import { clock, type ListPage } from '../../shared/transport';
+import { clock, LIST_PAGE_SIZE, type ListPage } from '../../shared/transport';
 import {
 	mayNeedMore,
 	SETTLE_MS,
@@ -13,17 +13,20 @@ import {
 } from './deliveryLog';
 import { finalFailures } from './finalFailures';
 import type { DeliveryLogApi } from './host';
-import { LogReading } from './logReading';
+import { LogReading, MAX_LOG_ENTRIES_READ } from './logReading';
 import { recoveryTurn } from './pace';
 import type { Redispatches } from './redispatchMemory';
 
 export const MAX_REDISPATCHES_PER_RUN = 100;
 /**
- * Most requests one run makes (log pages, each entry's page read again, redispatches); with
- * recovery's share of the key (pace.ts) a run lasts at most about 10 minutes. A run that reaches
- * it is unfinished: the next one goes on at once.
+ * Most requests one run makes: a whole reading of the log at its deepest, and then, for each of
+ * its redispatches, the request and a read of the entry's page or two; with recovery's share of
+ * the key (pace.ts) a run lasts at most about 25 minutes. A run that reaches it is unfinished:
+ * the next one goes on at once. Less would leave a run that must read a deep log (three days of
+ * failures, one entry per attempt) no requests to redispatch with.
  */
-export const MAX_REQUESTS_PER_RUN = 200;
+export const MAX_REQUESTS_PER_RUN =
+	Math.ceil(MAX_LOG_ENTRIES_READ / LIST_PAGE_SIZE) + 3 * MAX_REDISPATCHES_PER_RUN;
 /** A run looks again, SETTLE_MS apart, while entries were still settling. */
 const PASSES = 3;
 /** Before it looks at an entry, a run waits up to this long, at random. */

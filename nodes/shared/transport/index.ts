@@ -8,7 +8,7 @@ export { clock, type Clock } from './clock';
 export { apiKeyExpired } from './config';
 export type { LearningPlatformContext } from './context';
 export { testLearningPlatformCredential } from './credentialTest';
-export { followPages, listAll, listPage, readList, type ListPage } from './paging';
+export { followPages, listAll, listPage, readList, LIST_PAGE_SIZE, type ListPage } from './paging';
 export type { KeyUse } from './rateLimiter';
 export { apiRequest, statusOf } from './request';
 export { keyUseOf } from './settings';

@@ -7,7 +7,7 @@ import type { IDataObject } from 'n8n-workflow';
 import type { LearningPlatformContext } from './context';
 import { apiRequest, type ApiRequestOptions } from './request';
 
-const LIST_PAGE_SIZE = 100;
+export const LIST_PAGE_SIZE = 100;
 
 export interface ListPage {
 	items: IDataObject[];
