@@ -12,7 +12,8 @@
  * Rows: bulk (bulk writes), feed (feed sync), feed-n8n (the feed walk in a real n8n), reports
  * (report polling), trigger (webhook trigger, real n8n), webhook-scale (the trigger in queue mode
  * with 2 webhook processes vs n8n's Webhook node; its own real n8n stack), embedded-default (the same
- * receivers in one n8n process on SQLite at n8n's defaults; its own real n8n), concurrency (expired key, 50 executions,
+ * receivers in one n8n process on SQLite at n8n's defaults; its own real n8n), recovery-cost
+ * (recovery's requests per day per workflow, in-process on moved clocks), concurrency (expired key, 50 executions,
  * in-process), concurrency-n8n (the same in a real n8n). Each in-process row runs in its own child process (a fresh process: its peak memory
  * and its module state, such as the rate-limit buckets and the token-exchange memory, are its
  * own); the real-n8n rows share one child and one n8n. Children run one after the other so that
@@ -34,6 +35,7 @@ const ROWS = [
 	'trigger',
 	'webhook-scale',
 	'embedded-default',
+	'recovery-cost',
 	'concurrency',
 	'concurrency-n8n',
 ] as const;
@@ -47,6 +49,7 @@ const NUMBER: Record<RowId, string> = {
 	trigger: '4',
 	'webhook-scale': '4b, 4c',
 	'embedded-default': '4d',
+	'recovery-cost': '4e',
 	concurrency: '5',
 	'concurrency-n8n': '5b',
 };
@@ -77,6 +80,8 @@ async function loadRow(id: RowId): Promise<(options: RowOptions) => Promise<RowR
 			return (await import('./rows/webhookScale')).run;
 		case 'embedded-default':
 			return (await import('./rows/embeddedDefault')).run;
+		case 'recovery-cost':
+			return (await import('./rows/recoveryCost')).run;
 		case 'concurrency':
 			return (await import('./rows/concurrency')).run;
 		case 'concurrency-n8n':
