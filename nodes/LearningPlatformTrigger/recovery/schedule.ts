@@ -245,7 +245,9 @@ export function recoverFromDelivery(
 	shareRedispatches(scope, staticData, subscriptionId, now, true);
 	if (redispatch) return;
 	const ranEver = Number.isFinite(newest);
-	const due = !ranEver || now - newest >= RESCAN_INTERVAL_MS;
+	// this process's own scheduled runs count too: they leave no mark in the static data (nothing
+	// saves it then), and a delivery just after one would read the log again for nothing
+	const due = !ranEver || now - recovery.lastRunKnown() >= RESCAN_INTERVAL_MS;
 	const startedSinceProcessStart = ranEver && newest >= processStartedAt;
 	const firstRunHereSinceStart =
 		recovery.lastRunHere === undefined &&
