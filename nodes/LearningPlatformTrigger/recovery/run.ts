@@ -22,7 +22,7 @@ export const MAX_REDISPATCHES_PER_RUN = 100;
  * Most requests one run makes: a whole reading of the log at its deepest, and then, for each of
  * its redispatches, the request and a read of the entry's page or two; with recovery's share of
  * the key (pace.ts) a run lasts at most about 25 minutes. A run that reaches it is unfinished:
- * the next one goes on at once. Less would leave a run that must read a deep log (three days of
+ * the schedule's next check goes on with it. Less would leave a run that must read a deep log (three days of
  * failures, one entry per attempt) no requests to redispatch with.
  */
 export const MAX_REQUESTS_PER_RUN =
