@@ -26,6 +26,7 @@ import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/r
 import { useClock } from '../../nodes/shared/transport/clock';
 import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { AheadClock } from '../support/fakeClock';
+import { recoveryIdle } from '../support/recoveryHarness';
 import { runHook, runWebhook } from '../support/n8n';
 import {
 	DELIVERY_TIMEOUT_MS,
@@ -348,6 +349,9 @@ test("n8n's database restored from a backup taken before a recovery: a recovered
 		const total = () => [...executions.values()].reduce((sum, count) => sum + count, 0);
 		await recovered(3);
 		expect(total()).toBe(3);
+		// and its run has ended (its later passes would otherwise write into the memory the restart
+		// below clears): a restarted n8n has nothing of the old process left
+		await recoveryIdle();
 
 		// hours later the database is restored from the backup, and n8n starts again: nothing in
 		// memory is left
