@@ -26,7 +26,11 @@ import { retireAllNow } from '../../nodes/LearningPlatformTrigger/subscription/r
 import { useClock } from '../../nodes/shared/transport/clock';
 import { makeCertificates } from '../../scripts/n8n/tls-front';
 import { AheadClock } from '../support/fakeClock';
-import { recoveryIdle } from '../support/recoveryHarness';
+import {
+	recoveryIdle,
+	recoveryRequests as harnessRecoveryRequests,
+	recoveryRequestsSettled as harnessRecoveryRequestsSettled,
+} from '../support/recoveryHarness';
 import { runHook, runWebhook } from '../support/n8n';
 import {
 	DELIVERY_TIMEOUT_MS,
@@ -119,13 +123,9 @@ afterAll(async () => {
 	await t.close();
 });
 
-/** The trigger's recovery requests so far: log pages, redispatches, reachability questions. */
-async function recoveryRequests(subscriptionId: number) {
-	const requests = await t.sandbox.control.requests({ username: t.username });
-	return requests.filter(
-		(r) => r.path.includes(`/${subscriptionId}/logs`) || r.path.endsWith('/relay'),
-	);
-}
+/** The trigger's recovery requests so far (recoveryHarness.ts). */
+const recoveryRequests = async (subscriptionId: number) =>
+	await harnessRecoveryRequests(t.sandbox.control, t.username, subscriptionId);
 
 /**
  * n8n's clock and the platform's, moved together: short waits at once, each 15-minute sleep (the
@@ -167,20 +167,9 @@ async function movedClocks() {
 	return { nextCheck, pass, restore };
 }
 
-/**
- * Resolves with the trigger's recovery requests so far once their count has stood still for
- * `looks` looks 100 ms apart: a run in the background has ended.
- */
-async function recoveryRequestsSettled(subscriptionId: number, looks: number): Promise<number> {
-	let settled = -1;
-	for (let stable = 0; stable < looks; ) {
-		await new Promise((resolve) => setTimeout(resolve, 100));
-		const now = (await recoveryRequests(subscriptionId)).length;
-		stable = now === settled ? stable + 1 : 0;
-		settled = now;
-	}
-	return settled;
-}
+/** The count of those requests once it has stood still for `looks` looks (recoveryHarness.ts). */
+const recoveryRequestsSettled = async (subscriptionId: number, looks: number) =>
+	await harnessRecoveryRequestsSettled(t.sandbox.control, t.username, subscriptionId, looks);
 
 /**
  * A workflow of this process's (nothing in memory, an empty database) whose trigger has just
