@@ -248,6 +248,17 @@ export class SandboxClient {
 	pendingDeliveries() {
 		return this.call<{ pending: number }>('GET', '/deliveries/pending');
 	}
+	/** Polls until no attempt is scheduled or in flight: every delivery so far has its last answer. */
+	async waitUntilDeliveriesSettled(timeoutMs = 5000): Promise<void> {
+		const deadline = Date.now() + timeoutMs;
+		for (;;) {
+			const { pending } = await this.pendingDeliveries();
+			if (pending === 0) return;
+			if (Date.now() > deadline)
+				throw new Error(`${pending} delivery attempts still pending after ${timeoutMs} ms`);
+			await new Promise((r) => setTimeout(r, 25));
+		}
+	}
 	/** Polls until at least `count` attempts match the filter (default timeout 5 s). */
 	async waitForDeliveries(
 		filter: { subscriptionId?: number; username?: string },

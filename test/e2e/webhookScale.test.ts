@@ -89,12 +89,18 @@ const DEFAULT_SWITCHES = {
 	redispatchEntry: DEFAULT_CONFIG.redispatchEntry,
 	redispatchPayload: DEFAULT_CONFIG.redispatchPayload,
 };
+// the log's switches of that reading (its retry schedule is not taken: each part sets its own);
+// JSON's strings, which the sandbox checks when they are set
+const { deliveryLog, logOrder, redispatchEntry, redispatchPayload } =
+	platformReadings['per-attempt-oldest-first-untouched-current-3-tries'];
 const SWITCHES = {
 	defaults: DEFAULT_SWITCHES,
-	// JSON's strings, which the sandbox checks when they are set
-	everyOther: platformReadings[
-		'per-attempt-oldest-first-untouched-current'
-	] as Partial<SandboxConfig>,
+	everyOther: {
+		deliveryLog,
+		logOrder,
+		redispatchEntry,
+		redispatchPayload,
+	} as Partial<SandboxConfig>,
 } as const;
 /** d: how long n8n is off over a weekend, on its clock and the platform's (moved, not waited for) */
 const WHILE_PUBLISHING = 30;

@@ -54,11 +54,28 @@ export async function askedEntriesOf(
 	);
 }
 
-/** The switches in force for tests that do not set their own. */
-export const platformReading: SandboxConfig = { ...DEFAULT_CONFIG, ...readingUnderTest() };
-
 /** The set-up's time-out for each delivery attempt (a test that needs longer sets and restores it). */
 export const DELIVERY_TIMEOUT_MS = 1_000;
+
+/** The set-up's own switches, which a reading (LP_SANDBOX_READING) may override. */
+const SET_UP_SWITCHES = {
+	rateLimitPerMinute: 100_000,
+	// deliveries go to https://n8n.invalid/..., failed at once without DNS (sandbox/README.md):
+	// one quick attempt, recorded, unless the reading brings the platform's retries back
+	deliveryMaxAttempts: 1,
+	deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+};
+
+/** The switches in force for tests that do not set their own. */
+export const platformReading: SandboxConfig = {
+	...DEFAULT_CONFIG,
+	...SET_UP_SWITCHES,
+	...readingUnderTest(),
+};
+
+/** Time enough for the platform to give up on a failing delivery under the reading's retry schedule. */
+export const GIVE_UP_MS =
+	30_000 + platformReading.deliveryBackoffMs * 2 ** (platformReading.deliveryMaxAttempts - 1);
 
 export async function setUpTriggerTests(
 	name: string,
@@ -66,11 +83,7 @@ export async function setUpTriggerTests(
 ): Promise<TriggerTestContext> {
 	const sandbox = await startSandbox({
 		quiet: true,
-		rateLimitPerMinute: 100_000,
-		// deliveries go to https://n8n.invalid/..., failed at once without DNS (sandbox/README.md):
-		// one quick attempt, recorded
-		deliveryMaxAttempts: 1,
-		deliveryTimeoutMs: DELIVERY_TIMEOUT_MS,
+		...SET_UP_SWITCHES,
 		...readingUnderTest(),
 		...options,
 	});
