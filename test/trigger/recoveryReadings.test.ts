@@ -30,6 +30,7 @@ import {
 	resetRecoveryState,
 	RESCAN_INTERVAL_MS,
 } from '../../nodes/LearningPlatformTrigger/recovery/schedule';
+import { DEFAULT_CONFIG } from '../../sandbox/store';
 import { makeCertificates, type Certificates } from '../../scripts/n8n/tls-front';
 import { withAheadClock } from '../support/fakeClock';
 import { hookContext, runHook, runWebhook } from '../support/n8n';
@@ -249,10 +250,11 @@ describe.each(['newestFirst', 'oldestFirst'] as const)(
  * One entry per attempt means something only where the platform retries: there each delivery gets
  * the sandbox's default schedule (3 attempts, 200 ms doubling), failing at every one.
  */
-const attemptsFor = (deliveryLog: 'perDelivery' | 'perAttempt') => ({
-	deliveryMaxAttempts: deliveryLog === 'perAttempt' ? 3 : platformReading.deliveryMaxAttempts,
-	deliveryBackoffMs: deliveryLog === 'perAttempt' ? 200 : platformReading.deliveryBackoffMs,
-});
+const attemptsFor = (deliveryLog: 'perDelivery' | 'perAttempt') => {
+	const { deliveryMaxAttempts, deliveryBackoffMs } =
+		deliveryLog === 'perAttempt' ? DEFAULT_CONFIG : platformReading;
+	return { deliveryMaxAttempts, deliveryBackoffMs };
+};
 
 const orders = (['perDelivery', 'perAttempt'] as const).flatMap((deliveryLog) =>
 	(['newestFirst', 'oldestFirst'] as const).map((logOrder) => ({
