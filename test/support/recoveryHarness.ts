@@ -134,11 +134,20 @@ export class RecoveringN8n {
 		return { activation, subscriptionId };
 	}
 
+	/** Every n8n process stopped: its port refuses connections. */
 	async close(): Promise<void> {
 		const server = this.server;
 		if (!server) return;
 		server.closeAllConnections();
 		await new Promise((resolve) => server.close(resolve));
+	}
+
+	/** n8n started again, on the port it had. */
+	async restart(): Promise<void> {
+		const server = this.server;
+		if (!server) throw new Error('n8n was never started');
+		const port = Number(new URL(this.url).port);
+		await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
 	}
 }
 
@@ -167,6 +176,27 @@ export async function recoveryRequests(
 	return requests.filter(
 		(r) => r.path.includes(`/${subscriptionId}/logs`) || r.path.endsWith('/relay'),
 	);
+}
+
+const DAY = 24 * 60 * 60_000;
+
+/**
+ * Of requests made at `times` (ms, any order): the most within any 24 hours, and how many fell in
+ * each 24 hours from the first.
+ */
+export function mostInAnyDay(times: number[]): { most: number; days: number[] } {
+	const sorted = [...times].sort((a, b) => a - b);
+	let most = 0;
+	for (let first = 0, last = 0; last < sorted.length; last++) {
+		while (sorted[last] - sorted[first] >= DAY) first++;
+		most = Math.max(most, last - first + 1);
+	}
+	const days: number[] = [];
+	for (const at of sorted) {
+		const day = Math.floor((at - sorted[0]) / DAY);
+		days[day] = (days[day] ?? 0) + 1;
+	}
+	return { most, days: Array.from(days, (count) => count ?? 0) };
 }
 
 /**

@@ -65,6 +65,11 @@ export interface RunOptions {
 	judgedUpTo?: number;
 	/** listed oldest first: the log's last page as the last run read it (`LogReading`) */
 	lastPage?: number;
+	/**
+	 * Log pages (by number) read a moment ago, by the check that decided on this run: its first
+	 * reading takes them as they are instead of asking for them again
+	 */
+	pagesJustRead?: Map<number, ListPage>;
 }
 
 /**
@@ -138,6 +143,9 @@ export class RecoveryRun {
 			const hint = this.tally.lastPage ?? this.options.lastPage;
 			const log = new LogReading(async (number) => await this.readPage(number), hint);
 			const entries = await log.entries(this.options.judgedUpTo);
+			// only the first reading: a look again just before a redispatch, or a later pass, must
+			// see the log as it is then
+			this.options.pagesJustRead?.clear();
 			this.tally.read += entries.length;
 			this.tally.lastPage = log.lastPage;
 			// a log read only in part (the run's requests spent) is judged by the next run
@@ -265,6 +273,11 @@ export class RecoveryRun {
 
 	/** One page of the log; undefined once the run has made all the requests it may. */
 	private async readPage(number: number): Promise<ListPage | undefined> {
+		const justRead = this.options.pagesJustRead?.get(number);
+		if (justRead !== undefined) {
+			this.options.pagesJustRead?.delete(number);
+			return justRead;
+		}
 		if (!(await this.takeTurn())) return undefined;
 		return await this.api.logPage(this.subscriptionId, number);
 	}

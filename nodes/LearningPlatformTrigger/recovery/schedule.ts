@@ -3,7 +3,7 @@
 // what it does not guarantee: docs/design.md, "Missed deliveries".
 import type { IDataObject, IHookFunctions, IWebhookFunctions } from 'n8n-workflow';
 
-import { clock, statusOf } from '../../shared/transport';
+import { clock, statusOf, type ListPage } from '../../shared/transport';
 import { recoveryHost, scopeOf, type RecoveryHost, type RecoveryLog } from './host';
 import { recoveryTurn, resetRecoveryPace } from './pace';
 import { newestLogPage } from './logReading';
@@ -75,12 +75,16 @@ export function noteRecoveryMark(
 	shareRedispatches(scope, staticData, subscriptionId, clock().now(), false);
 }
 
-/** A run, unless one is under way here. A run with a `mark` stops once it is superseded. */
+/**
+ * A run, unless one is under way here. A run with a `mark` stops once it is superseded; one with
+ * `pagesJustRead` (the log pages a check read to decide on it) does not read them again.
+ */
 async function runOnce(
 	host: RecoveryHost,
 	subscriptionId: number,
 	why: string,
 	mark?: number,
+	pagesJustRead?: Map<number, ListPage>,
 ): Promise<void> {
 	const recovery = recoveryOf(host.scope);
 	if (!recovery.claimRun(clock().now())) return;
@@ -94,6 +98,7 @@ async function runOnce(
 			reaches: reachQuestion(host, recovery),
 			judgedUpTo: recovery.unfinished ? undefined : recovery.judgedUpTo(subscriptionId),
 			lastPage: recovery.lastLogPage,
+			pagesJustRead,
 		});
 		recovery.lastLogPage = run.lastPage;
 		// a run that gave way to another is judged again by the next, however the newest page looks
@@ -167,12 +172,17 @@ function keepRecovering(host: RecoveryHost, subscriptionId: number): void {
 					continue;
 				}
 				// with the log judged up to an entry, a run reads only the newer ones: as cheap as a look
+				const pages = new Map<number, ListPage>();
 				const newest =
 					recovery.unfinished || recovery.judgedUpTo(subscriptionId) !== undefined
 						? undefined
-						: await newestLogPage(async (page) => await host.api.logPage(subscriptionId, page));
+						: await newestLogPage(async (number) => {
+								const page = await host.api.logPage(subscriptionId, number);
+								pages.set(number, page);
+								return page;
+							});
 				if (!newest || newest.some((entry) => entry.success === false))
-					await runOnce(host, subscriptionId, why);
+					await runOnce(host, subscriptionId, why, undefined, pages);
 			} catch (error) {
 				if (statusOf(error) === 404) break; // the subscription is gone: replaced or deleted
 				// the platform's API unreachable for now: the next check tries again
