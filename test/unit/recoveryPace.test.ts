@@ -162,7 +162,7 @@ describe('several processes on one key', () => {
 	const processes = (count: number) =>
 		Array.from({ length: count }, (_, i) => new Process(clockTime, platform, chance(i + 1)));
 
-	test('recovery in three processes takes at most 20 requests in any minute together, but for the turns in flight elsewhere, and keeps going', async () => {
+	test('recovery in three processes (queue mode: main and two webhook processes) takes at most 20 requests in any minute together, and keeps going', async () => {
 		const start = clockTime.now();
 		const until = start + 10 * 60_000;
 		const runs = processes(3).map(async (p) => await p.recover(until));
@@ -170,10 +170,10 @@ describe('several processes on one key', () => {
 		await Promise.all(runs);
 
 		// each process's run holds at most two turns not yet counted (a redispatch's and its look's),
-		// which the others cannot see: two for each of the two other runs, and one for a view a
-		// random wait old (measured over 24 seeds and 2-4 processes: never more)
-		expect(platform.mostInAMinute(true)).toBeLessThanOrEqual(20 + 2 * 2 + 1);
-		// progress: close to the share over ten minutes
+		// which the others cannot see: TURNS_IN_FLIGHT_ELSEWHERE leaves room for them (without it:
+		// up to 26 over 8 seeds of 2-4 processes)
+		expect(platform.mostInAMinute(true)).toBeLessThanOrEqual(RECOVERY_REQUESTS_PER_MINUTE);
+		// progress: three quarters of the share or more over ten minutes
 		expect(platform.counted.length).toBeGreaterThanOrEqual(10 * 15);
 		expect(platform.refused).toBe(0);
 	});

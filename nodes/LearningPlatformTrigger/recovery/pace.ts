@@ -17,6 +17,13 @@ const WINDOW_MS = 60_000;
  * would otherwise hold recovery back for as long as they last.
  */
 export const SHARE_WAIT_BOUND_MS = 60_000;
+/**
+ * Room left, while others use the key, for turns other processes' runs have taken but whose
+ * requests no answer has shown yet (a redispatch's turn and its look's, taken before either goes):
+ * without it, three processes recovering at once took up to 26 in a minute in simulation, 21 in
+ * real n8n (queue mode, two webhook processes); with it, 20 at most with three (22 with four).
+ */
+export const TURNS_IN_FLIGHT_ELSEWHERE = 5;
 /** While others' use holds a turn back: any answer, to any request of the key, may show it fall. */
 const LOOK_AGAIN_MS = 1_000;
 
@@ -36,7 +43,10 @@ function fitsShare(use: KeyUse | undefined, mine: number, waitedLong: boolean): 
 	if (use === undefined) return true;
 	const share = recoveryShare(use.limit);
 	// each of the others' requests may be another process's recovery: only the rest is ours
-	if (mine + use.others + 1 <= share) return true;
+	// as many as the others' use shows, up to the most their runs can hold: a process that sees a
+	// request or two of others' (a note, a question) keeps nearly all of the share
+	const inFlight = Math.min(TURNS_IN_FLIGHT_ELSEWHERE, use.others);
+	if (mine + use.others + inFlight + 1 <= share) return true;
 	return waitedLong && use.ours + use.others + 1 <= use.limit - share;
 }
 
