@@ -141,15 +141,6 @@ async function world(name: string): Promise<World> {
 	};
 }
 
-/** Waits until the sandbox has no delivery scheduled or in flight. */
-async function deliveriesSettled(platform: SandboxClient): Promise<void> {
-	const deadline = Date.now() + 120_000;
-	while ((await platform.pendingDeliveries()).pending > 0) {
-		if (Date.now() > deadline) throw new Error('deliveries still pending after 2 minutes');
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
-
 /**
  * A quarter hour of traffic at `perDay`: its share of completions spread over it, one at a time up
  * to MAX_ARRIVALS a quarter (each in the middle of its slice of the quarter hour), the clocks moved
@@ -177,10 +168,10 @@ async function quarterOfTraffic(
 			for (const { completion } of made)
 				w.made.set(completionKey(completion.completionid, String(completion.timecompleted)), now());
 		}
-		await deliveriesSettled(w.platform);
+		await w.platform.waitUntilDeliveriesSettled(120_000);
 		// a run these deliveries set off goes at its own pace before time moves on
 		await recoveryIdle();
-		await deliveriesSettled(w.platform);
+		await w.platform.waitUntilDeliveriesSettled(120_000);
 		await pass(QUARTER / slices / 2);
 	}
 }

@@ -286,14 +286,6 @@ const OUTAGE_COMPLETIONS_AN_HOUR = Number(
 );
 const OUTAGE_HOURS = 72;
 
-/** Resolves once the platform has made every attempt it means to (none scheduled or under way). */
-async function attemptsMade(): Promise<void> {
-	const deadline = Date.now() + 30_000;
-	while ((await t.sandbox.control.pendingDeliveries()).pending > 0) {
-		if (Date.now() > deadline) throw new Error('the platform still has attempts to make');
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
 const ATTEMPTS_PER_DELIVERY = 5;
 /** the sandbox's demo tenancy: learners 2-301, courses from 101 (sandbox/demoData.ts) */
 const DEMO_FIRST_LEARNER = 2;
@@ -328,7 +320,7 @@ test('n8n down for three days, five attempts per delivery: every completion miss
 			await Promise.all(
 				Array.from({ length: OUTAGE_COMPLETIONS_AN_HOUR }, () => completeAnother()),
 			);
-			await attemptsMade();
+			await t.sandbox.control.waitUntilDeliveriesSettled(30_000);
 			await pass(60 * 60_000);
 		}
 		const missed = OUTAGE_HOURS * OUTAGE_COMPLETIONS_AN_HOUR;
