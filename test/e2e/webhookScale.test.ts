@@ -54,6 +54,7 @@ import {
 } from '../../scripts/n8n';
 import { RECOVERY_REQUESTS_PER_MINUTE } from '../../nodes/LearningPlatformTrigger/recovery/pace';
 import { DEFAULT_CONFIG, type SandboxConfig } from '../../sandbox/store';
+import { busiestWindow } from '../support/busiestWindow';
 import { readings as platformReadings } from '../trigger/readings.json';
 import {
 	demoData,
@@ -844,16 +845,9 @@ describe('webhook trigger at scale: 2 webhook processes behind a round-robin fro
 		const recovery = (await control().requests({ username: user.username })).filter(
 			(r) => r.path.includes('/logs') || r.path.endsWith('/relay'),
 		);
-		const times = recovery.map((r) => Date.parse(r.at)).sort((a, b) => a - b);
-		let most = 0;
-		let busiestAt = '';
-		for (let first = 0, last = 0; last < times.length; last++) {
-			while (times[last] - times[first] >= 60_000) first++;
-			if (last - first + 1 > most) {
-				most = last - first + 1;
-				busiestAt = new Date(times[first]).toISOString();
-			}
-		}
+		const times = recovery.map((r) => Date.parse(r.at));
+		const { most, from } = busiestWindow(times, 60_000);
+		const busiestAt = Number.isNaN(from) ? '' : new Date(from).toISOString();
 		report.recoveryShare = { recoveryRequests: times.length, mostInAMinute: most, busiestAt };
 		log(`webhook scale e (recovery's share): ${JSON.stringify(report.recoveryShare)}`);
 		// the file's outages leave missed deliveries for several processes to recover at once

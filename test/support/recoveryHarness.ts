@@ -14,6 +14,7 @@ import { recoveryOf } from '../../nodes/LearningPlatformTrigger/recovery/scopeRe
 import { clock, useClock } from '../../nodes/shared/transport/clock';
 import type { SandboxClient } from '../../sandbox/client';
 import { AheadClock } from './fakeClock';
+import { busiestWindow } from './busiestWindow';
 import { runHook, runWebhook, type CredentialStore } from './n8n';
 
 export const NODE_KEY = 'node:Learning Platform Trigger';
@@ -186,11 +187,7 @@ const DAY = 24 * 60 * 60_000;
  */
 export function mostInAnyDay(times: number[]): { most: number; days: number[] } {
 	const sorted = [...times].sort((a, b) => a - b);
-	let most = 0;
-	for (let first = 0, last = 0; last < sorted.length; last++) {
-		while (sorted[last] - sorted[first] >= DAY) first++;
-		most = Math.max(most, last - first + 1);
-	}
+	const { most } = busiestWindow(sorted, DAY);
 	const days: number[] = [];
 	for (const at of sorted) {
 		const day = Math.floor((at - sorted[0]) / DAY);

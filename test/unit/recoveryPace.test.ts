@@ -7,6 +7,7 @@ import {
 	RECOVERY_REQUESTS_PER_MINUTE,
 } from '../../nodes/LearningPlatformTrigger/recovery/pace';
 import { EventClock, FakeClock } from '../support/fakeClock';
+import { busiestWindow } from '../support/busiestWindow';
 
 let time: FakeClock;
 let restore: () => void;
@@ -75,12 +76,7 @@ class Platform {
 	/** The most requests of the kind asked for that the platform counted in any 60 seconds. */
 	mostInAMinute(recovery: boolean) {
 		const times = this.counted.filter((r) => r.recovery === recovery).map((r) => r.at);
-		let most = 0;
-		for (let i = 0, j = 0; j < times.length; j++) {
-			while (times[j] - times[i] >= 60_000) i++;
-			most = Math.max(most, j - i + 1);
-		}
-		return most;
+		return busiestWindow(times, 60_000).most;
 	}
 }
 
