@@ -102,6 +102,13 @@ async function someRedispatchAsked(subscriptionId: number, deadline: number): Pr
  */
 const entryShowsRedispatch = platformReading.redispatchEntry !== 'untouched';
 /** Resolves once the subscription's attempts number `total` (redispatches' included), all answered. */
+/** Each missed delivery's entry among `attempts`: its last attempt's (logged per attempt or not). */
+function missedEntries(attempts: Array<{ delivery_ref: number | null; log_id: number | null }>) {
+	return [...new Set(attempts.map((d) => d.delivery_ref))].map(
+		(ref) => attempts.filter((d) => d.delivery_ref === ref).at(-1)?.log_id,
+	);
+}
+
 async function redispatchesLogged(subscriptionId: number, total: number): Promise<void> {
 	await t.sandbox.control.waitForDeliveries({ subscriptionId }, total, 10_000);
 }
@@ -111,6 +118,9 @@ describe('a recovery run', () => {
 		const { staticData, subscriptionId } = await subscribed('recover-settled');
 		await missedDelivery(subscriptionId);
 		await missedDelivery(subscriptionId);
+		// missed: the platform has given up on each (its retries, if the reading has any, failed too)
+		await t.sandbox.control.waitUntilDeliveriesSettled(GIVE_UP_MS);
+		const attemptsBefore = (await t.sandbox.control.deliveries({ subscriptionId })).length;
 		const context = hookContext(trigger, { ...options(staticData, RECOVER, 'recover-settled') });
 
 		await withAheadClock(async (time) => {
@@ -125,7 +135,7 @@ describe('a recovery run', () => {
 			);
 			expect(first).toMatchObject({ redispatched: 2, failed: 0 });
 			// the redispatches failed as well (n8n is still down), and the platform has logged them
-			await redispatchesLogged(subscriptionId, 2 + 2);
+			await redispatchesLogged(subscriptionId, attemptsBefore + 2);
 			const second = await recoverMissedDeliveries(
 				deliveryLogApi(context),
 				subscriptionId,
@@ -135,9 +145,9 @@ describe('a recovery run', () => {
 			expect(second).toMatchObject({ redispatched: 0, failed: 0 });
 		});
 
-		const originals = (await t.sandbox.control.deliveries({ subscriptionId }))
-			.slice(0, 2)
-			.map((d) => d.log_id);
+		const originals = missedEntries(
+			(await t.sandbox.control.deliveries({ subscriptionId })).slice(0, attemptsBefore),
+		);
 		const asked = await askedEntries(subscriptionId);
 		expect(asked.slice(0, 2).sort()).toEqual([...originals].sort());
 		expect(new Set(asked).size).toBe(asked.length); // no entry asked for twice
@@ -198,13 +208,8 @@ describe('a recovery run', () => {
 			expect(later).toMatchObject({ redispatched: 2, failed: 0 });
 		});
 
-		// each missed delivery's entry: its last attempt's (one entry per attempt or per delivery)
-		const attempts = (await t.sandbox.control.deliveries({ subscriptionId })).slice(
-			0,
-			attemptsBefore,
-		);
-		const originals = [...new Set(attempts.map((d) => d.delivery_ref))].map(
-			(ref) => attempts.filter((d) => d.delivery_ref === ref).at(-1)?.log_id,
+		const originals = missedEntries(
+			(await t.sandbox.control.deliveries({ subscriptionId })).slice(0, attemptsBefore),
 		);
 		const asked = await askedEntries(subscriptionId);
 		expect(new Set(asked).size).toBe(asked.length); // no entry asked for twice
