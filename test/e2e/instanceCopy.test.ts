@@ -16,25 +16,14 @@ import {
 	freePort,
 	log,
 	N8nHost,
-	nodeOutput,
 	startTlsFront,
-	type N8nClient,
 	type N8nProcess,
-	type SandboxSubscription,
 	type SandboxUser,
 	type TlsFront,
 } from '../../scripts/n8n';
 import { waitFor } from '../sandbox/helpers';
-import {
-	demoData,
-	importFreshCredentials,
-	landed,
-	linearWorkflow,
-	sleep,
-	TYPES,
-	uniqueId,
-	useStack,
-} from './helpers';
+import { CompletionRuns, completionWorkflow } from './completionRuns';
+import { importFreshCredentials, landed, uniqueId, useStack } from './helpers';
 
 landed();
 
@@ -47,65 +36,17 @@ describe('a copy of production (export and import, its own WEBHOOK_URL) switched
 	const hookPath = `webhook/${webhookId}/webhook`;
 	const measured: Record<string, unknown> = {};
 	let user: SandboxUser;
-	let pairs: Array<{ userId: number; contentId: number }>;
+	let runs: CompletionRuns;
 	let copyFront: TlsFront | undefined;
 	let copy: N8nProcess | undefined;
-	/** Completion ids made so far, in order, and those made while the copy was on. */
-	const made: number[] = [];
+	/** Completion ids made while the copy was on. */
 	const madeWhileCopyOn: number[] = [];
 	let productionSubscription: { id: number; url: string };
 
-	const control = () => ctx.stack.sandbox!.control;
-	const live = async (): Promise<SandboxSubscription[]> =>
-		(await control().subscriptions(user.username)).filter((s) => !s.deleted_at);
+	const live = () => runs.live(user.username);
 	const liveText = async () => (await live()).map((s) => `${s.id} ${s.url}`).sort();
 
-	async function complete(): Promise<number> {
-		const pair = pairs.shift();
-		if (!pair) throw new Error('no (learner, course) pair left');
-		const id = (await control().simulateCompletion(pair)).completion.completionid;
-		made.push(id);
-		return id;
-	}
-
-	/** The completion id each finished execution of the workflow in `client`'s n8n ran with. */
-	async function ran(client: N8nClient): Promise<Array<number | string>> {
-		const executions = await client.listExecutions({ workflowId, includeData: true });
-		return executions
-			.filter((e) => e.stoppedAt)
-			.map((e) =>
-				e.status === 'success'
-					? (nodeOutput(e, 'Completion created')[0].payload as { completion: { id: number } })
-							.completion.id
-					: `execution ${e.id}: ${e.status}`,
-			);
-	}
-
-	/** Every id in `ids` ran in `client`'s n8n, then (the platform idle, a few seconds) each once. */
-	async function expectRanOnce(client: N8nClient, ids: number[]): Promise<void> {
-		await waitFor(
-			async () => {
-				const done = await ran(client);
-				return ids.every((id) => done.includes(id));
-			},
-			120_000,
-			() => `completions ${ids.join(', ')} run`,
-			1000,
-		);
-		await waitFor(
-			async () => (await control().pendingDeliveries()).pending === 0,
-			60_000,
-			'no delivery pending at the platform',
-			250,
-		);
-		await sleep(5_000);
-		const done = await ran(client);
-		for (const id of ids)
-			expect({ id, runs: done.filter((d) => d === id).length }).toEqual({ id, runs: 1 });
-		expect(done.filter((d) => typeof d === 'string')).toEqual([]);
-	}
-
-	/** Runs `n8n <args>` of production's host writing `--output` to a temp file; its JSON. */
+	/** Runs `n8n <args>` of production's host writing `--output` to a file; its JSON. */
 	async function exportFromProduction(args: string[]): Promise<unknown> {
 		const file = path.join(ctx.stack.workDir, `${args[0].replace(/\W+/g, '-')}.json`);
 		const result = await ctx.stack.host.cli([...args, `--output=${file}`]);
@@ -116,22 +57,10 @@ describe('a copy of production (export and import, its own WEBHOOK_URL) switched
 
 	beforeAll(async () => {
 		user = (await importFreshCredentials(ctx.stack, [credId])).get(credId)!;
-		const demo = await demoData(ctx.stack);
-		pairs = demo.content
-			.filter((c) => c.contenttype === 'Course' && !c.deleted)
-			.flatMap((c) => demo.activeLearners.map((l) => ({ userId: l.id, contentId: c.id })));
-		await control().setConfig({ rateLimitPerMinute: 10_000 });
+		runs = await CompletionRuns.of(ctx.stack, workflowId);
+		await ctx.stack.sandbox!.control.setConfig({ rateLimitPerMinute: 10_000 });
 		await ctx.stack.host.importWorkflows([
-			linearWorkflow(workflowId, 'e2e: production', [
-				{
-					name: 'Completion created',
-					type: TYPES.trigger,
-					credentialId: credId,
-					webhookId,
-					parameters: { event: 'Events\\Courses\\Completion_created' },
-				},
-				{ name: 'Done', type: 'n8n-nodes-base.noOp' },
-			]),
+			completionWorkflow(workflowId, 'e2e: production', credId, webhookId),
 		]);
 	});
 
@@ -148,7 +77,7 @@ describe('a copy of production (export and import, its own WEBHOOK_URL) switched
 		expect(others).toEqual([]);
 		expect(subscription.url).toBe(`${ctx.stack.front.url}/${hookPath}`);
 		productionSubscription = { id: subscription.id, url: subscription.url };
-		await expectRanOnce(ctx.client, [await complete()]);
+		await runs.expectRanOnce([await runs.complete()]);
 	});
 
 	test("the copy carries production's static data; switched on at its own address it registers a subscription of its own and production's stays; completions meanwhile run once in each", async () => {
@@ -202,9 +131,9 @@ describe('a copy of production (export and import, its own WEBHOOK_URL) switched
 		);
 		expect(subscriptions).toHaveLength(2);
 
-		for (let i = 0; i < 3; i++) madeWhileCopyOn.push(await complete());
-		await expectRanOnce(ctx.client, made);
-		await expectRanOnce(copy.client, madeWhileCopyOn);
+		for (let i = 0; i < 3; i++) madeWhileCopyOn.push(await runs.complete());
+		await runs.expectRanOnce(runs.made);
+		await runs.expectRanOnce(madeWhileCopyOn, { client: copy.client });
 	});
 
 	test("the copy switched off: its subscription is deleted, production's kept; production runs every completion once, before, while and after", async () => {
@@ -218,11 +147,11 @@ describe('a copy of production (export and import, its own WEBHOOK_URL) switched
 		expect(await liveText()).toEqual([
 			`${productionSubscription.id} ${productionSubscription.url}`,
 		]);
-		const after = [await complete(), await complete()];
-		await expectRanOnce(ctx.client, made);
-		const copyRan = await ran(copy!.client);
+		const after = [await runs.complete(), await runs.complete()];
+		await runs.expectRanOnce(runs.made);
+		const copyRan = await runs.ran(copy!.client);
 		measured.copyRan = copyRan;
 		for (const id of after) expect(copyRan).not.toContain(id);
-		measured.productionRan = await ran(ctx.client);
+		measured.productionRan = await runs.ran();
 	});
 });

@@ -14,7 +14,6 @@ import {
 	freePort,
 	log,
 	N8N_VERSION,
-	nodeOutput,
 	startTlsFront,
 	type SandboxSubscription,
 	type SandboxUser,
@@ -22,16 +21,8 @@ import {
 } from '../../scripts/n8n';
 import { RETIREMENT_GRACE_MS } from '../../nodes/LearningPlatformTrigger/subscription/retirement';
 import { waitFor } from '../sandbox/helpers';
-import {
-	demoData,
-	importFreshCredentials,
-	landed,
-	linearWorkflow,
-	sleep,
-	TYPES,
-	uniqueId,
-	useStack,
-} from './helpers';
+import { CompletionRuns, completionWorkflow } from './completionRuns';
+import { importFreshCredentials, landed, sleep, uniqueId, useStack } from './helpers';
 
 // the package's parts must exist: a missing one fails this file at load (landed() throws)
 landed();
@@ -47,70 +38,21 @@ describe(`n8n ${N8N_VERSION} restarted with another WEBHOOK_URL`, () => {
 	const hookPath = `webhook/${webhookId}/webhook`;
 	const measured: Record<string, unknown> = { n8n: N8N_VERSION };
 	let user: SandboxUser;
-	let pairs: Array<{ userId: number; contentId: number }>;
+	let runs: CompletionRuns;
 	/** The new address's front (B), and on 2.x the third one (C). */
 	const fronts: TlsFront[] = [];
-	/** Completion ids made so far, in order. */
-	const made: number[] = [];
-	/** Of those, the ones measured never to run. */
+	/** Of the completions made, the ones measured never to run. */
 	const neverRan: number[] = [];
 	let subscriptionId: number;
 
 	const control = () => ctx.stack.sandbox!.control;
 	const urlOf = (front: { url: string }) => `${front.url}/${hookPath}`;
-	const live = async (): Promise<SandboxSubscription[]> =>
-		(await control().subscriptions(user.username)).filter((s) => !s.deleted_at);
-
-	/** A course completion on the platform (a (learner, course) pair of its own); its id. */
-	async function complete(): Promise<number> {
-		const pair = pairs.shift();
-		if (!pair) throw new Error('no (learner, course) pair left');
-		const id = (await control().simulateCompletion(pair)).completion.completionid;
-		made.push(id);
-		return id;
-	}
-
-	/** The completion id each stored execution of the workflow ran with (or why it did not run). */
-	async function ran(): Promise<Array<number | string>> {
-		const executions = await ctx.client.listExecutions({ workflowId, includeData: true });
-		return executions
-			.filter((e) => e.stoppedAt)
-			.map((e) =>
-				e.status === 'success'
-					? (nodeOutput(e, 'Completion created')[0].payload as { completion: { id: number } })
-							.completion.id
-					: `execution ${e.id}: ${e.status}`,
-			);
-	}
-
-	/** The platform has no delivery attempt pending (a failed one has had its retries). */
-	async function platformIdle(): Promise<void> {
-		await waitFor(
-			async () => (await control().pendingDeliveries()).pending === 0,
-			60_000,
-			'no delivery pending at the platform',
-			250,
-		);
-	}
-
-	/** Every completion in `ids` ran, then (after the platform and a few seconds of quiet) each once. */
-	async function expectRanOnce(ids: number[], timeoutMs = 120_000): Promise<void> {
-		await waitFor(
-			async () => {
-				const done = await ran();
-				return ids.every((id) => done.includes(id));
-			},
-			timeoutMs,
-			() => `completions ${ids.join(', ')} run`,
-			1000,
-		);
-		await platformIdle();
-		await sleep(5_000);
-		const done = await ran();
-		for (const id of ids)
-			expect({ id, runs: done.filter((d) => d === id).length }).toEqual({ id, runs: 1 });
-		expect(done.filter((d) => typeof d === 'string')).toEqual([]);
-	}
+	const live = (): Promise<SandboxSubscription[]> => runs.live(user.username);
+	const complete = () => runs.complete();
+	const ran = () => runs.ran();
+	const platformIdle = () => runs.platformIdle();
+	const expectRanOnce = (ids: number[], timeoutMs?: number) =>
+		runs.expectRanOnce(ids, { timeoutMs });
 
 	/**
 	 * Stops n8n, closes the front it was reached through (unless `keepOld`: the old address still
@@ -144,25 +86,10 @@ describe(`n8n ${N8N_VERSION} restarted with another WEBHOOK_URL`, () => {
 
 	beforeAll(async () => {
 		user = (await importFreshCredentials(ctx.stack, [credId])).get(credId)!;
-		const demo = await demoData(ctx.stack);
-		const courses = demo.content
-			.filter((c) => c.contenttype === 'Course' && !c.deleted)
-			.map((c) => c.id);
-		pairs = courses.flatMap((contentId) =>
-			demo.activeLearners.map((learner) => ({ userId: learner.id, contentId })),
-		);
+		runs = await CompletionRuns.of(ctx.stack, workflowId);
 		await control().setConfig({ rateLimitPerMinute: 10_000 });
 		await ctx.stack.host.importWorkflows([
-			linearWorkflow(workflowId, 'e2e: WEBHOOK_URL changed', [
-				{
-					name: 'Completion created',
-					type: TYPES.trigger,
-					credentialId: credId,
-					webhookId,
-					parameters: { event: 'Events\\Courses\\Completion_created' },
-				},
-				{ name: 'Done', type: 'n8n-nodes-base.noOp' },
-			]),
+			completionWorkflow(workflowId, 'e2e: WEBHOOK_URL changed', credId, webhookId),
 		]);
 	});
 
@@ -254,9 +181,9 @@ describe(`n8n ${N8N_VERSION} restarted with another WEBHOOK_URL`, () => {
 				]);
 			}
 			const t1 = Date.now();
-			await expectRanOnce([...made.slice(1), await complete()]);
+			await expectRanOnce([...runs.made.slice(1), await complete()]);
 			measured.recoveredMs = Date.now() - t1;
-			await expectRanOnce(made);
+			await expectRanOnce(runs.made);
 			measured.ran = await ran();
 		},
 	);
@@ -323,7 +250,7 @@ describe(`n8n ${N8N_VERSION} restarted with another WEBHOOK_URL`, () => {
 							?.completion?.id === y,
 				)
 				.map((d) => `${d.url} ${d.status_code ?? d.error}`);
-			await expectRanOnce(made.filter((id) => !neverRan.includes(id)));
+			await expectRanOnce(runs.made.filter((id) => !neverRan.includes(id)));
 			// the old address answered as an active trigger: taken for another instance's (a copy's)
 			expect(result.after).toEqual([`kept ${urlOf(current)}`, `new ${urlOf(frontD)}`]);
 			expect(result.deliveriesOfOne).toEqual(
