@@ -219,8 +219,8 @@ async function deliver(db: Database, ledger: DeliveryLedger, key: string): Promi
 	return started;
 }
 
-/** A key as occurrenceKey makes them: 12 base64url characters. */
-const k = (name: string) => `${name}____________`.slice(0, 12);
+/** A key as occurrenceKey makes them: 8 base64url characters. */
+const k = (name: string) => `${name}________`.slice(0, 8);
 
 describe('two n8n processes behind one URL', () => {
 	let db: Database;
@@ -237,6 +237,16 @@ describe('two n8n processes behind one URL', () => {
 		time.at += 1_000;
 		expect(await deliver(db, b, k('d1'))).toBe(false);
 		expect(stored(db)).toEqual([k('d1')]);
+	});
+
+	test('after an upgrade, what version 1.0.0 saved (12-character keys) is still known', async () => {
+		const minute = Math.floor(time.at / 60_000) - 1;
+		db.staticData = {
+			[LEDGER_FIELD]: `~old.${(time.at - 60_000).toString(36)} ${minute.toString(36)}:${k('d1')}wxyz`,
+		};
+		expect(await deliver(db, a, k('d1'))).toBe(false);
+		expect(await deliver(db, a, k('d2'))).toBe(true);
+		expect(stored(db).sort()).toEqual([k('d1'), k('d2')]);
 	});
 
 	test('a save that overwrote another is healed by the next save of the process that knew', async () => {
@@ -342,14 +352,14 @@ describe('two n8n processes behind one URL', () => {
 		expect(kept.has(k(`k${MAX_SHARED + 9}`))).toBe(false);
 	});
 
-	test('the stored form takes 12 bytes per delivery and its minute once', async () => {
+	test('the stored form takes 8 bytes per delivery and its minute once', async () => {
 		for (let i = 0; i < 1_000; i++) {
 			await deliver(db, i % 2 ? a : b, k(`m${i}`));
 			time.at += 60; // 1,000 deliveries in a minute
 		}
 		const text = String(db.staticData[LEDGER_FIELD]);
 		expect(stored(db)).toHaveLength(1_000);
-		expect(text.length).toBeLessThanOrEqual(1_000 * 12 + 60); // the writer, and each minute once (plus the own entry's)
+		expect(text.length).toBeLessThanOrEqual(1_000 * 8 + 60); // the writer, and each minute once (plus the own entry's)
 		expect(text.split(' ').length).toBeLessThanOrEqual(4);
 	});
 });
@@ -375,7 +385,7 @@ describe("one workflow's traffic and another's memory (issue 48, item 6)", () =>
 	const keysOf = (prefix: string, count: number) =>
 		Array.from(
 			{ length: count },
-			(_, i) => `${prefix}${String(i).padStart(12 - prefix.length, '0')}`,
+			(_, i) => `${prefix}${String(i).padStart(8 - prefix.length, '0')}`,
 		);
 
 	test('300 completions, then a 6,000-event sync in another trigger workflow, one more completion and a restart: every retry of the 300 is recognised', async () => {

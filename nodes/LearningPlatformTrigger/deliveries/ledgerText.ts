@@ -1,14 +1,21 @@
 // The delivery ledger's stored form: one text in the node's static data, which n8n loads and saves
 // whole with every delivery, so every byte counts. First `~tag.ms36` (which process wrote it and
-// when, milliseconds in base 36), then one group per minute, `minute36:` (Unix minutes in base 36)
-// followed by the 12-character keys of that minute's occurrences with nothing between them,
-// groups separated by spaces: 12 bytes per occurrence. Pure. docs/design.md, "Exactly once".
+// when, milliseconds in base 36), then one group per minute, `minute36;` (Unix minutes in base 36)
+// followed by the 8-character keys of that minute's occurrences with nothing between them,
+// groups separated by spaces: 8 bytes per occurrence. Version 1.0.0 wrote `minute36:` and
+// 12 characters a key, whose first 8 are the same occurrence's key now: such a text is still read,
+// and an older version reads none of this one. Pure. docs/design.md, "Exactly once".
 import type { IDataObject } from 'n8n-workflow';
 
 import { readField } from '../staticData';
 
 /** Characters of an occurrence key (`occurrenceKey`). */
-export const KEY_CHARACTERS = 12;
+export const KEY_CHARACTERS = 8;
+/** Between a group's minute and its keys; the separator tells the key length. */
+const GROUP_MARK = ';';
+/** The earlier form's mark, and its key length. */
+const EARLIER_GROUP_MARK = ':';
+const EARLIER_KEY_CHARACTERS = 12;
 
 /** Which process wrote a text (its tag), and when (ms, its clock). */
 export interface Writer {
@@ -25,7 +32,7 @@ export interface ParsedLedgerText {
 const minuteOf = (seconds: number) => Math.floor(seconds / 60);
 /** An occurrence stored in minute `minute` is taken to be from that minute's last second, so it is never forgotten early. */
 const lastSecondOf = (minute: number) => minute * 60 + 59;
-const groupText = (minute: number, keys: string) => `${minute.toString(36)}:${keys}`;
+const groupText = (minute: number, keys: string) => `${minute.toString(36)}${GROUP_MARK}${keys}`;
 
 function writerOf(field: string): Writer | undefined {
 	if (!field.startsWith('~')) return undefined;
@@ -41,10 +48,16 @@ export function parseLedgerText(field: unknown): ParsedLedgerText {
 	const deliveries = new Map<string, number>();
 	if (typeof field !== 'string') return { deliveries };
 	for (const part of field.split(' ')) {
-		const colon = part.indexOf(':');
-		if (part.startsWith('~') || colon <= 0) continue;
-		const seconds = lastSecondOf(parseInt(part.slice(0, colon), 36));
-		for (let at = colon + 1; at + KEY_CHARACTERS <= part.length; at += KEY_CHARACTERS)
+		if (part.startsWith('~')) continue;
+		let mark = part.indexOf(GROUP_MARK);
+		let stride = KEY_CHARACTERS;
+		if (mark < 0) {
+			mark = part.indexOf(EARLIER_GROUP_MARK);
+			stride = EARLIER_KEY_CHARACTERS;
+		}
+		if (mark <= 0) continue;
+		const seconds = lastSecondOf(parseInt(part.slice(0, mark), 36));
+		for (let at = mark + 1; at + stride <= part.length; at += stride)
 			deliveries.set(part.slice(at, at + KEY_CHARACTERS), seconds);
 	}
 	return { writer: writerOf(field), deliveries };
