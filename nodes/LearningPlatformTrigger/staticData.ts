@@ -20,7 +20,7 @@ export const STATIC_DATA_FIELDS = {
 	},
 	startedDeliveries: {
 		owner: 'deliveries',
-		form: 'the delivery ledger: `~tag.ms36` then `minute36;` groups of 8-character keys (deliveries/ledgerText.ts)',
+		form: 'the delivery ledger: `~tag.ms36` then `period36;` groups (10 minutes) of 8-character keys (deliveries/ledgerText.ts)',
 	},
 	recoveryScannedAt: {
 		owner: 'recovery',
