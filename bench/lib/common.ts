@@ -154,6 +154,15 @@ export function mean(values: number[]): number {
 	return values.length ? values.reduce((a, b) => a + b, 0) / values.length : NaN;
 }
 
+/** A row's size from the environment variable `name`: an integer ≥ min, else `fallback`. */
+export const sizeFromEnv = (name: string, fallback: number, min: number): number => {
+	const raw = process.env[name];
+	const value = raw === undefined || raw === '' ? fallback : Number(raw);
+	if (!Number.isInteger(value) || value < min)
+		throw new Error(`${name} must be an integer ≥ ${min}, not '${raw}'`);
+	return value;
+};
+
 /** Environment settings as a row's notes name them: `KEY=value, ...`. */
 export const envListed = (env: Record<string, string>) =>
 	Object.entries(env)

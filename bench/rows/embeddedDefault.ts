@@ -41,6 +41,7 @@ import {
 	metric,
 	progress,
 	seconds,
+	sizeFromEnv,
 	sleep,
 	type Metric,
 	type RowResult,
@@ -63,13 +64,6 @@ import {
 	type Receiver,
 } from '../lib/receivers';
 
-const sizeFromEnv = (name: string, fallback: number, min: number): number => {
-	const raw = process.env[name];
-	const value = raw === undefined || raw === '' ? fallback : Number(raw);
-	if (!Number.isInteger(value) || value < min)
-		throw new Error(`${name} must be an integer ≥ ${min}, not '${raw}'`);
-	return value;
-};
 const EVENTS = sizeFromEnv('LP_BENCH_EMBEDDED_EVENTS', 500, 10);
 const PHASES = sizeFromEnv('LP_BENCH_EMBEDDED_PHASES', 2, 1);
 const WARM_UP = sizeFromEnv('LP_BENCH_EMBEDDED_WARM_UP', 100, 0);

@@ -44,6 +44,7 @@ import {
 	metric,
 	progress,
 	seconds,
+	sizeFromEnv,
 	sleep,
 	type Metric,
 	type RowResult,
@@ -73,6 +74,11 @@ const IN_FLIGHT = 16;
 const WARM_UP = 100;
 /** the sandbox drops n8n's answer to every DROP_EVERY-th first attempt: the platform retries it */
 const DROP_EVERY = 5;
+/**
+ * deliveries to the trigger after the warm-up, not counted (LP_BENCH_SCALE_TRIGGER_FILL, default
+ * 0): its ledger as a workflow's is after days of traffic (3,000: three days at 1,000 a day)
+ */
+const TRIGGER_FILL = sizeFromEnv('LP_BENCH_SCALE_TRIGGER_FILL', 0, 0);
 
 interface Phase extends PhaseTimes {
 	index: number;
@@ -295,6 +301,16 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 			);
 			warmSeq += WARM_UP;
 		}
+		if (TRIGGER_FILL > 0)
+			await runPhase(
+				stack,
+				'trigger',
+				-2,
+				subscriptionOf.trigger,
+				workflowOf.trigger,
+				900_000,
+				TRIGGER_FILL,
+			);
 
 		const webhookPids = stack.webhookProcesses.map((p) => p.proc!.pid);
 		const phases: Phase[] = [];
@@ -447,6 +463,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				phasesPerReceiver: PHASES,
 				inFlight: IN_FLIGHT,
 				dropEvery: DROP_EVERY,
+				triggerFill: TRIGGER_FILL,
 				workers: 2,
 				workerConcurrency: 10,
 				webhookProcesses: 2,
@@ -467,7 +484,7 @@ export async function run(_options: RowOptions): Promise<RowResult> {
 				}${Object.keys(extraN8nEnv).length ? `; every process: ${envListed(extraN8nEnv)}` : ''}${
 					Object.keys(extraWorkerEnv).length ? `; workers: ${envListed(extraWorkerEnv)}` : ''
 				}; every receiver ran under them`,
-				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each), fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
+				`phases rotate trigger, Webhook node, chain (${PHASES} each, ${EVENTS} events each)${TRIGGER_FILL > 0 ? ` after ${TRIGGER_FILL} deliveries to the trigger (its ledger filled, not counted)` : ''}, fired through the sandbox control API with at most ${IN_FLIGHT} deliveries pending; the sandbox drops n8n's answer to every ${DROP_EVERY}th first attempt, so the platform retries it`,
 				"deliveries/s: a receiver's deliveries ÷ its phases' time from first send to the last execution finished (n8n's stored stoppedAt); each phase waits for its executions before the next starts, and its CPU and write-ahead log are counted over the same span",
 				"lost / duplicates: completions with no execution / executions beyond one per completion, from n8n's stored executions (the trigger's output, the Webhook node's body, the body that reached the chain's \"HR step\")",
 				'the Webhook node and the chain get the same bodies but for the event name (their subscriptions are for Completion_updated and Completion_archived), signed and with a token; all three answer when received (after n8n has created and enqueued the execution)',
