@@ -30,6 +30,7 @@ import {
 	readFeedState,
 	writeFeedState,
 } from './feedState';
+import { finishPoll, newerPosition, rememberPosition, startPoll, triggerKey } from './pollGuard';
 
 /** Records per feed request: the API's maximum, fewest requests against the 60/min limit. */
 const FEED_PAGE_SIZE = 500;
@@ -147,6 +148,58 @@ async function newestSample(
 	return [...sample.values()];
 }
 
+/** The position to continue from: the stored one, or the newer one this process wrote. */
+function currentPosition(this: IPollFunctions, staticData: IDataObject, key: string) {
+	const stored = readFeedState(staticData);
+	const newer = stored && newerPosition(key, stored);
+	if (!newer) return stored;
+	this.logger.debug(
+		`Learning Platform Completion Trigger: the stored position is an older copy (revision ${stored.revision}, this process wrote ${newer.revision}); continuing from the newer one`,
+	);
+	return newer;
+}
+
+/** One scheduled poll: reads the feed from the position on, moves the position, returns what to emit. */
+async function pollFeed(
+	this: IPollFunctions,
+	settings: TriggerSettings,
+	key: string,
+): Promise<IDataObject[]> {
+	const staticData = this.getWorkflowStaticData('node');
+	const start = startPoint.call(this);
+	let state = currentPosition.call(this, staticData, key);
+	let baseline = false;
+	if (state === undefined || state.origin !== start.origin) {
+		state = initialFeedState(start.since, settings.filtersKey, start.origin);
+		baseline = start.baseline;
+	} else if (state.filters !== settings.filtersKey) {
+		// A cursor does not carry filters (spec §6 rule 4): continue by time with the new ones.
+		state = { ...state, cursor: null, filters: settings.filtersKey };
+	}
+
+	const walk = await walkFeed.call(this, {
+		filters: settings.filters,
+		cursor: state.cursor ?? undefined,
+		updatedSince: state.since || undefined,
+		pageSize: FEED_PAGE_SIZE,
+		maxRecords: MAX_RECORDS_PER_POLL,
+	});
+	const { emit, next } = advanceFeedState(state, walk, {
+		statuses: settings.statuses,
+		pageSize: FEED_PAGE_SIZE,
+	});
+
+	// Written only now that the walk succeeded: a poll that fails part-way keeps the old
+	// position and reads the same records again. A poll without items also moves on (it
+	// passed over nothing it should have emitted); n8n stores that with its next save, and
+	// until then a restart just re-reads records that are skipped again.
+	writeFeedState(staticData, next);
+	rememberPosition(key, next);
+
+	// The baseline of "now" only marks what already happened as processed.
+	return baseline ? [] : emit;
+}
+
 export class LearningPlatformCompletionTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'Learning Platform Completion Trigger',
@@ -244,38 +297,19 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			return sample.length > 0 ? [output(sample)] : null;
 		}
 
-		const staticData = this.getWorkflowStaticData('node');
-		const start = startPoint.call(this);
-		let state = readFeedState(staticData);
-		let baseline = false;
-		if (state === undefined || state.origin !== start.origin) {
-			state = initialFeedState(start.since, settings.filtersKey, start.origin);
-			baseline = start.baseline;
-		} else if (state.filters !== settings.filtersKey) {
-			// A cursor does not carry filters (spec §6 rule 4): continue by time with the new ones.
-			state = { ...state, cursor: null, filters: settings.filtersKey };
+		const key = triggerKey(this.getWorkflow().id, this.getNode().id);
+		const startedAt = Date.now();
+		if (!startPoll(key, startedAt)) {
+			this.logger.debug(
+				'Learning Platform Completion Trigger: the previous poll is still running; this one is skipped',
+			);
+			return null;
 		}
-
-		const walk = await walkFeed.call(this, {
-			filters: settings.filters,
-			cursor: state.cursor ?? undefined,
-			updatedSince: state.since || undefined,
-			pageSize: FEED_PAGE_SIZE,
-			maxRecords: MAX_RECORDS_PER_POLL,
-		});
-		const { emit, next } = advanceFeedState(state, walk, {
-			statuses: settings.statuses,
-			pageSize: FEED_PAGE_SIZE,
-		});
-
-		// Written only now that the walk succeeded: a poll that fails part-way keeps the old
-		// position and reads the same records again. A poll without items also moves on (it
-		// passed over nothing it should have emitted); n8n stores that with its next save, and
-		// until then a restart just re-reads records that are skipped again.
-		writeFeedState(staticData, next);
-
-		// The baseline of "now" only marks what already happened as processed.
-		if (baseline || emit.length === 0) return null;
-		return [output(emit)];
+		try {
+			const emit = await pollFeed.call(this, settings, key);
+			return emit.length > 0 ? [output(emit)] : null;
+		} finally {
+			finishPoll(key, startedAt);
+		}
 	}
 }

@@ -138,6 +138,7 @@ export class N8nHost {
 				NODE_OPTIONS: `--require ${path.join(__dirname, 'clock-offset.cjs')}`,
 			}),
 			N8N_LOG_OUTPUT: 'console',
+			...(process.env.LP_N8N_LOG_FORMAT ? { N8N_LOG_FORMAT: process.env.LP_N8N_LOG_FORMAT } : {}),
 			N8N_PROXY_HOPS: '1',
 			N8N_LISTEN_ADDRESS: this.options.listenAddress ?? '127.0.0.1',
 			// Node's on-disk compile cache (Node >= 22): n8n loads thousands of modules at every start
