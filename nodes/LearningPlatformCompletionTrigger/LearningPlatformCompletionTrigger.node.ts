@@ -30,7 +30,7 @@ import {
 	readFeedState,
 	writeFeedState,
 } from './feedState';
-import { finishPoll, newerPosition, rememberPosition, startPoll, triggerKey } from './pollGuard';
+import { finishPoll, startPoll, triggerKey } from './pollGuard';
 
 /** Records per feed request: the API's maximum, fewest requests against the 60/min limit. */
 const FEED_PAGE_SIZE = 500;
@@ -148,26 +148,11 @@ async function newestSample(
 	return [...sample.values()];
 }
 
-/** The position to continue from: the stored one, or the newer one this process wrote. */
-function currentPosition(this: IPollFunctions, staticData: IDataObject, key: string) {
-	const stored = readFeedState(staticData);
-	const newer = stored && newerPosition(key, stored);
-	if (!newer) return stored;
-	this.logger.debug(
-		`Learning Platform Completion Trigger: the stored position is an older copy (revision ${stored.revision}, this process wrote ${newer.revision}); continuing from the newer one`,
-	);
-	return newer;
-}
-
 /** One scheduled poll: reads the feed from the position on, moves the position, returns what to emit. */
-async function pollFeed(
-	this: IPollFunctions,
-	settings: TriggerSettings,
-	key: string,
-): Promise<IDataObject[]> {
+async function pollFeed(this: IPollFunctions, settings: TriggerSettings): Promise<IDataObject[]> {
 	const staticData = this.getWorkflowStaticData('node');
 	const start = startPoint.call(this);
-	let state = currentPosition.call(this, staticData, key);
+	let state = readFeedState(staticData);
 	let baseline = false;
 	if (state === undefined || state.origin !== start.origin) {
 		state = initialFeedState(start.since, settings.filtersKey, start.origin);
@@ -194,7 +179,6 @@ async function pollFeed(
 	// passed over nothing it should have emitted); n8n stores that with its next save, and
 	// until then a restart just re-reads records that are skipped again.
 	writeFeedState(staticData, next);
-	rememberPosition(key, next);
 
 	// The baseline of "now" only marks what already happened as processed.
 	return baseline ? [] : emit;
@@ -306,7 +290,7 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			return null;
 		}
 		try {
-			const emit = await pollFeed.call(this, settings, key);
+			const emit = await pollFeed.call(this, settings);
 			return emit.length > 0 ? [output(emit)] : null;
 		} finally {
 			finishPoll(key, startedAt);

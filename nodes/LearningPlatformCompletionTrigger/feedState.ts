@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { IDataObject } from 'n8n-workflow';
 
 import { formatFeedTimestamp } from '../shared/helpers';
@@ -21,10 +21,6 @@ export interface FeedState {
 	filters: string;
 	/** the start setting this state was begun with; changing the setting starts over */
 	origin: string;
-	/** names this line of states: a new one each time the position starts over */
-	lineage: string;
-	/** how many polls have moved this line on; of two copies of one line, the higher is newer */
-	revision: number;
 }
 
 export interface AdvanceOptions {
@@ -57,17 +53,7 @@ export const VISIBILITY_MARGIN_SECONDS = 120;
 export const SEEN_LIMIT = 1000;
 
 export function initialFeedState(since: string, filters: string, origin: string): FeedState {
-	return {
-		version: 1,
-		cursor: null,
-		since,
-		lastKnownGood: null,
-		seen: {},
-		filters,
-		origin,
-		lineage: randomBytes(6).toString('hex'),
-		revision: 0,
-	};
+	return { version: 1, cursor: null, since, lastKnownGood: null, seen: {}, filters, origin };
 }
 
 /** Reads a state written by `writeFeedState`; anything unrecognised counts as no state. */
@@ -91,12 +77,6 @@ export function readFeedState(staticData: IDataObject): FeedState | undefined {
 		seen: { ...(seen as Record<string, string>) },
 		filters: typeof candidate.filters === 'string' ? candidate.filters : '',
 		origin: typeof candidate.origin === 'string' ? candidate.origin : '',
-		// states written by 1.0.0 have neither: an unnamed line, never replaced by a remembered one
-		lineage: typeof candidate.lineage === 'string' ? candidate.lineage : '',
-		revision:
-			typeof candidate.revision === 'number' && Number.isInteger(candidate.revision)
-				? candidate.revision
-				: 0,
 	};
 }
 
@@ -110,8 +90,6 @@ export function writeFeedState(staticData: IDataObject, state: FeedState): void 
 		seen: state.seen,
 		filters: state.filters,
 		origin: state.origin,
-		lineage: state.lineage,
-		revision: state.revision,
 	} as unknown as IDataObject;
 }
 
@@ -198,8 +176,6 @@ export function advanceFeedState(
 			seen: Object.fromEntries(seen),
 			filters: state.filters,
 			origin: state.origin,
-			lineage: state.lineage,
-			revision: state.revision + 1,
 		},
 	};
 }
