@@ -284,8 +284,9 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 		const key = triggerKey(this.getWorkflow().id, this.getNode().id);
 		const startedAt = Date.now();
 		if (!startPoll(key, startedAt)) {
-			this.logger.debug(
-				'Learning Platform Completion Trigger: the previous poll is still running; this one is skipped',
+			// info: n8n shows nothing else of it, and it tells of a slow platform or a clock that jumped
+			this.logger.info(
+				'Learning Platform Completion Trigger: the previous poll is still running; this one is skipped (the running one reads everything new)',
 			);
 			return null;
 		}

@@ -25,7 +25,9 @@
 //    up after one more try stops with its error instead;
 // 4. polling recipe (the sheet is its bookmark), across all of the above: one row per completion,
 //    a changed record updates its row (the webhook recipe's row stays); the Completion Trigger
-//    (the sandbox demo's feed sync) emitted each completion once across the restart;
+//    (the sandbox demo's feed sync) emitted each completion once across the restart, the clock
+//    moves (after which n8n's cron can start two polls at once) and a poll that outlasted its
+//    interval (the platform held its read 70 s: the next poll started meanwhile emitted nothing);
 // 5. catch-up recipe: two rows deleted from the webhook sheet come back, nothing doubles;
 // 6. weekly report (`n8n execute` on a clock a week ahead, then three weeks on): a week column, each
 //    completion counted once in its week, a run twice counts nothing twice, a missed Monday leaves
@@ -87,6 +89,10 @@ const WEEK_MS = 7 * 86_400_000;
 const FEED_SYNC_FILE = 'feed-sync.json';
 /** The demo feed sync's Completion Trigger node. */
 const FEED_TRIGGER = 'New or changed completions';
+/** The feed sync's API user (one per workflow, below). */
+const FEED_SYNC_USER = 'e2e-recipefeedsync';
+/** How long the platform holds one feed read of the Completion Trigger: past its next tick. */
+const HELD_READ_MS = 70_000;
 
 describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 	const suiteStart = Date.now();
@@ -540,7 +546,7 @@ describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 		expect(standIn.records(sheets.giveUp, 'Course completions')).toEqual([]);
 	});
 
-	test('polling recipe (the sheet is its bookmark): one row per completion across all of the above; a changed record updates its row; the Completion Trigger emitted each once', async () => {
+	test('polling recipe (the sheet is its bookmark): one row per completion across all of the above; a changed record updates its row; the Completion Trigger emitted each once, also when a poll outlasted its interval', async () => {
 		const t0 = Date.now();
 		const pollRows = () => standIn.records(sheets.poll, 'Completions');
 		const columns = headerOf(recipeFile('poll'), 'Add or update row');
@@ -549,7 +555,31 @@ describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 		const changed = fired[0];
 		const webhookRowBefore = webhookRows().find((row) => row['Completion ID'] === String(changed));
 		const webhookRunsBefore = (await executionsOf('webhook')).length;
+		// A poll that outlasts the interval (n8n starts two at once the same way after its clock
+		// jumped forward): the platform holds the Completion Trigger's next feed read past its next
+		// tick, so n8n starts the next poll while that one runs. It must emit nothing; the held one
+		// emits the change.
+		const feedSyncReads = async () =>
+			await control().requests({ username: FEED_SYNC_USER, path: '/completions' });
+		const readsBefore = (await feedSyncReads()).length;
+		await control().setFaults([
+			{ kind: 'delay', delayMs: HELD_READ_MS, pathPattern: '/completions$' },
+		]);
 		const { completion: newest } = await control().simulateRecordChange(changed);
+		await waitFor(
+			async () => (await feedSyncReads()).slice(readsBefore).some((r) => r.status === null),
+			scaled(90_000),
+			"the Completion Trigger's next feed read (held)",
+			250,
+		);
+		await control().setFaults([]);
+		const skipped = /Learning Platform Completion Trigger: .*still running.*skipped/;
+		await waitFor(
+			async () => stack.main.logLinesSinceStart(skipped).length > 0,
+			scaled(90_000),
+			'the next poll, started while the held one runs, to be skipped',
+			1000,
+		);
 		await waitFor(
 			async () => {
 				const rows = pollRows();
@@ -581,6 +611,21 @@ describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 			`the Completion Trigger to emit the change of ${changed}`,
 			2000,
 		);
+		// whatever the held poll emits has run once a read started after its answer is answered
+		// (n8n's next tick: the held poll emitted before it)
+		await waitFor(
+			async () => {
+				const reads = (await feedSyncReads()).slice(readsBefore);
+				const [held] = reads;
+				return (
+					reads.every((r) => r.status !== null) &&
+					reads.some((r) => Date.parse(r.at) > Date.parse(held.at) + HELD_READ_MS)
+				);
+			},
+			scaled(180_000),
+			'a feed read of the Completion Trigger after the held one was answered',
+			1000,
+		);
 		for (const name of ['poll', 'feedSync'] as const)
 			await stack.client.deactivate(workflowIds[name]);
 		const runs = await executionsOf('poll');
@@ -598,6 +643,7 @@ describe("the Google Sheets recipes with n8n's own Google Sheets node", () => {
 			runs: runs.length,
 			failedRuns: runs.filter((r) => r.status === 'error').length,
 			completionTriggerEmitted: [...counts.values()].reduce((a, b) => a + b, 0),
+			pollsSkippedWhileOneRan: stack.main.logLinesSinceStart(skipped).length,
 			seconds: Math.round((Date.now() - t0) / 1000),
 		};
 		log(`recipes: polling recipe ${JSON.stringify(report.poll)}`);
