@@ -19,9 +19,10 @@ import {
 	enabledFlags,
 	parseId,
 	simplifyRecords,
+	triggerScope,
 } from '../shared/helpers';
 import type { FeedFilters } from '../shared/helpers';
-import { testLearningPlatformCredential } from '../shared/transport';
+import { clock, testLearningPlatformCredential } from '../shared/transport';
 import {
 	VISIBILITY_MARGIN_SECONDS,
 	advanceFeedState,
@@ -30,7 +31,7 @@ import {
 	readFeedState,
 	writeFeedState,
 } from './feedState';
-import { finishPoll, startPoll, triggerKey } from './pollGuard';
+import { finishPoll, startPoll } from './pollGuard';
 
 /** Records per feed request: the API's maximum, fewest requests against the 60/min limit. */
 const FEED_PAGE_SIZE = 500;
@@ -281,8 +282,8 @@ export class LearningPlatformCompletionTrigger implements INodeType {
 			return sample.length > 0 ? [output(sample)] : null;
 		}
 
-		const key = triggerKey(this.getWorkflow().id, this.getNode().id);
-		const startedAt = Date.now();
+		const key = triggerScope.call(this);
+		const startedAt = clock().now();
 		if (!startPoll(key, startedAt)) {
 			// info: n8n shows nothing else of it, and it tells of a slow platform or a clock that jumped
 			this.logger.info(

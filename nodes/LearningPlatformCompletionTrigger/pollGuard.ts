@@ -10,12 +10,7 @@ export const ABANDONED_POLL_MS = 15 * 60_000;
 
 const running = new Map<string, number>();
 
-/** One trigger: its workflow and its node (ids, so renaming the node changes nothing). */
-export function triggerKey(workflowId: string | undefined, nodeId: string): string {
-	return `${workflowId ?? ''}\u0000${nodeId}`;
-}
-
-/** Takes the trigger's turn; false while another poll of it runs in this process. */
+/** Takes the turn of a trigger (its `triggerScope`); false while another poll of it runs here. */
 export function startPoll(key: string, now: number): boolean {
 	const since = running.get(key);
 	if (since !== undefined && now - since < ABANDONED_POLL_MS) return false;

@@ -7,18 +7,17 @@ import {
 	finishPoll,
 	resetPollGuard,
 	startPoll,
-	triggerKey,
 } from '../../nodes/LearningPlatformCompletionTrigger/pollGuard';
 
 afterEach(() => resetPollGuard());
 
-const key = triggerKey('workflow-1', 'node-1');
+const key = 'workflow-1:node-1';
 
 test('one poll at a time per trigger; other triggers are not held up; an abandoned poll stops holding', () => {
 	expect(startPoll(key, 1_000)).toBe(true);
 	expect(startPoll(key, 2_000)).toBe(false);
-	expect(startPoll(triggerKey('workflow-1', 'node-2'), 2_000)).toBe(true);
-	expect(startPoll(triggerKey('workflow-2', 'node-1'), 2_000)).toBe(true);
+	expect(startPoll('workflow-1:node-2', 2_000)).toBe(true);
+	expect(startPoll('workflow-2:node-1', 2_000)).toBe(true);
 	// still running just before the limit, taken as abandoned at it
 	expect(startPoll(key, 1_000 + ABANDONED_POLL_MS - 1)).toBe(false);
 	const taken = 1_000 + ABANDONED_POLL_MS;

@@ -5,8 +5,8 @@
  *   its faces (transport, helpers, methods, descriptions);
  * - nothing outside nodes/LearningPlatform imports from it;
  * - the webhook trigger's three rooms (subscription, deliveries, recovery) reach each other only
- *   through a room's face (its index.ts), never up into the node's own files; the floor files at
- *   the trigger's root (staticData.ts, triggerScope.ts) import no room; the node file imports each
+ *   through a room's face (its index.ts), never up into the node's own files; the floor file at
+ *   the trigger's root (staticData.ts) imports no room; the node file imports each
  *   room through its face.
  */
 import * as fs from 'node:fs';
@@ -16,7 +16,7 @@ import * as ts from 'typescript';
 const ROOT = path.join(__dirname, '..', '..');
 const TRIGGER = path.join(ROOT, 'nodes', 'LearningPlatformTrigger');
 const ROOMS = ['subscription', 'deliveries', 'recovery'];
-const FLOOR = ['staticData.ts', 'triggerScope.ts'];
+const FLOOR = ['staticData.ts'];
 const CORE_FACES = ['transport', 'helpers', 'methods', 'descriptions'].map((face) =>
 	path.join(ROOT, 'nodes', 'shared', face),
 );

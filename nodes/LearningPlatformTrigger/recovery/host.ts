@@ -9,6 +9,7 @@ import type {
 	IWebhookFunctions,
 } from 'n8n-workflow';
 
+import { triggerScope } from '../../shared/helpers';
 import { apiRequest, keyUseOf, listPage, type KeyUse, type ListPage } from '../../shared/transport';
 import {
 	probeWebhook,
@@ -16,7 +17,6 @@ import {
 	webhookLive,
 	type StoredSubscription,
 } from '../subscription';
-import { triggerScope } from '../triggerScope';
 import { PROBE_EVENT, reachedBy } from './reachability';
 
 /** The platform's API as a run uses it: a subscription's delivery log and its redispatches. */
@@ -54,7 +54,7 @@ export interface OwnWebhook {
 
 /** What the schedule hands down for one trigger node. */
 export interface RecoveryHost {
-	/** the trigger node, as this process keys its memory of recovery (triggerScope.ts) */
+	/** the trigger node, as this process keys its memory of recovery (shared/helpers/triggerScope.ts) */
 	scope: string;
 	api: DeliveryLogApi;
 	log: RecoveryLog;

@@ -1,7 +1,7 @@
-// This process's recovery state for one trigger node (its scope, triggerScope.ts), in one record:
-// its run under way, when one last started here, the run marks it has learnt, its schedule. How
-// the n8n processes agree through the marks: docs/design.md, "Missed deliveries", "Two processes,
-// one run".
+// This process's recovery state for one trigger node (its scope: shared/helpers/triggerScope.ts),
+// in one record: its run under way, when one last started here, the run marks it has learnt, its
+// schedule. How the n8n processes agree through the marks: docs/design.md, "Missed deliveries",
+// "Two processes, one run".
 import type { IDataObject } from 'n8n-workflow';
 
 import { readField, writeField } from '../staticData';

@@ -8,11 +8,11 @@
 // subscription over, or retires it at once if it uses another. docs/design.md, "Edits and moves".
 import type { IHookFunctions } from 'n8n-workflow';
 
+import { triggerScope } from '../../shared/helpers';
 import { clock } from '../../shared/transport';
 import { deleteSubscriptionById } from './deletion';
 import { subscriptionRequests } from './requests';
 import { readStoredSubscription } from './stored';
-import { triggerScope } from '../triggerScope';
 
 /** n8n activates the trigger again within milliseconds of its teardown; seconds on a busy machine. */
 export const RETIREMENT_GRACE_MS = 10_000;
